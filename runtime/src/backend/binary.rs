@@ -1,0 +1,276 @@
+//! The reference backend: one thread, plain loops, every element addressed through its
+//! coordinates. Slow on purpose-free grounds: it is the yardstick the other backends are checked
+//! against, so it favours being obviously right over being fast.
+
+use super::{ArgOp, Backend, BinaryOp, ReduceOp, Strided, UnaryOp};
+use crate::buffer::{try_alloc, Buffer};
+use crate::dtype::{DType, Element};
+use crate::error::Result;
+use crate::shape::{numel, strides, unravel};
+use crate::with_buffer;
+
+/// The pure-Rust reference backend (`binary`).
+pub struct BinaryBackend;
+
+fn offset(coords: &[usize], view: &Strided) -> usize {
+    view.offset
+        + coords
+            .iter()
+            .zip(&view.strides)
+            .map(|(c, s)| c * s)
+            .sum::<usize>()
+}
+
+/// Builds a vector element by element from a function of the linear index.
+fn build<T: Element>(n: usize, shape: &[usize], mut f: impl FnMut(usize) -> T) -> Result<Vec<T>> {
+    let mut out = try_alloc(n, T::ZERO, shape)?;
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = f(i);
+    }
+    Ok(out)
+}
+
+fn zip<T: Element, U: Element>(
+    a: &[T],
+    va: &Strided,
+    b: &[T],
+    vb: &Strided,
+    shape: &[usize],
+    f: impl Fn(T, T) -> U,
+) -> Result<Buffer> {
+    let mut c = vec![0; shape.len()];
+    let out = build(numel(shape), shape, |i| {
+        unravel(i, shape, &mut c);
+        f(a[offset(&c, va)], b[offset(&c, vb)])
+    })?;
+    Ok(U::into_buffer(out))
+}
+
+fn cast_to<T: Element, U: Element>(v: &[T]) -> Result<Buffer> {
+    let from_float = T::DTYPE.is_float();
+    let out = build(v.len(), &[v.len()], |i| {
+        if from_float {
+            U::from_f64(v[i].to_f64())
+        } else {
+            U::from_i64(v[i].to_i64())
+        }
+    })?;
+    Ok(U::into_buffer(out))
+}
+
+fn out_shape_without(shape: &[usize], axes: &[usize]) -> Vec<usize> {
+    shape
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !axes.contains(i))
+        .map(|(_, &d)| d)
+        .collect()
+}
+
+fn reduce_typed<T: Element>(
+    op: ReduceOp,
+    v: &[T],
+    shape: &[usize],
+    axes: &[usize],
+) -> Result<Buffer> {
+    let out_shape = out_shape_without(shape, axes);
+    let mut out = try_alloc(numel(&out_shape), op.identity::<T>(), &out_shape)?;
+    let out_strides = strides(&out_shape);
+    let mut c = vec![0; shape.len()];
+    for (i, &x) in v.iter().enumerate() {
+        unravel(i, shape, &mut c);
+        let o: usize = c
+            .iter()
+            .enumerate()
+            .filter(|(a, _)| !axes.contains(a))
+            .zip(&out_strides)
+            .map(|((_, ci), s)| ci * s)
+            .sum();
+        out[o] = op.combine(out[o], x);
+    }
+    Ok(T::into_buffer(out))
+}
+
+fn arg_typed<T: Element>(op: ArgOp, v: &[T], shape: &[usize], axis: usize) -> Result<Buffer> {
+    let out_shape = out_shape_without(shape, &[axis]);
+    let in_strides = strides(shape);
+    let mut c = vec![0; out_shape.len()];
+    let out = build(numel(&out_shape), &out_shape, |o| {
+        unravel(o, &out_shape, &mut c);
+        let mut full: Vec<usize> = c.clone();
+        full.insert(axis, 0);
+        let base: usize = full.iter().zip(&in_strides).map(|(a, s)| a * s).sum();
+        let mut best = 0usize;
+        for j in 1..shape[axis] {
+            if op.better(
+                v[base + j * in_strides[axis]],
+                v[base + best * in_strides[axis]],
+            ) {
+                best = j;
+            }
+        }
+        best as i64
+    })?;
+    Ok(Buffer::S64(out))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn matmul_typed<T: Element>(
+    a: &[T],
+    sa: usize,
+    b: &[T],
+    sb: usize,
+    batch: usize,
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Result<Buffer> {
+    let shape = [batch, m, n];
+    let out = build(batch * m * n, &shape, |idx| {
+        let (bi, rest) = (idx / (m * n), idx % (m * n));
+        let (i, j) = (rest / n, rest % n);
+        let mut acc = T::ZERO;
+        for p in 0..k {
+            acc = acc.add(a[bi * sa + i * k + p].mul(b[bi * sb + p * n + j]));
+        }
+        acc
+    })?;
+    Ok(T::into_buffer(out))
+}
+
+impl Backend for BinaryBackend {
+    fn binary(
+        &self,
+        op: BinaryOp,
+        lhs: (&Buffer, &Strided),
+        rhs: (&Buffer, &Strided),
+        out_shape: &[usize],
+    ) -> Result<Buffer> {
+        same_dtype!(op.name(), lhs.0, rhs.0, |a, b| {
+            with_binary_op!(op, f =>
+                arith zip(a, lhs.1, b, rhs.1, out_shape, f),
+                cmp zip(a, lhs.1, b, rhs.1, out_shape, f))
+        })
+    }
+
+    fn unary(&self, op: UnaryOp, x: &Buffer) -> Result<Buffer> {
+        let n = x.len();
+        Ok(match x {
+            Buffer::F32(v) => Buffer::F32(build(n, &[n], |i| op.apply_float(v[i]))?),
+            Buffer::F64(v) => Buffer::F64(build(n, &[n], |i| op.apply_float(v[i]))?),
+            Buffer::U8(v) => Buffer::U8(build(n, &[n], |i| op.apply(v[i]))?),
+            Buffer::S32(v) => Buffer::S32(build(n, &[n], |i| op.apply(v[i]))?),
+            Buffer::S64(v) => Buffer::S64(build(n, &[n], |i| op.apply(v[i]))?),
+        })
+    }
+
+    fn cast(&self, x: &Buffer, to: DType) -> Result<Buffer> {
+        with_buffer!(x, v => crate::with_dtype!(to, U => cast_to::<_, U>(v)))
+    }
+
+    fn reduce(&self, op: ReduceOp, x: &Buffer, shape: &[usize], axes: &[usize]) -> Result<Buffer> {
+        with_buffer!(x, v => reduce_typed(op, v, shape, axes))
+    }
+
+    fn arg_reduce(&self, op: ArgOp, x: &Buffer, shape: &[usize], axis: usize) -> Result<Buffer> {
+        with_buffer!(x, v => arg_typed(op, v, shape, axis))
+    }
+
+    fn matmul(
+        &self,
+        lhs: &Buffer,
+        lhs_batch_stride: usize,
+        rhs: &Buffer,
+        rhs_batch_stride: usize,
+        batch: usize,
+        m: usize,
+        k: usize,
+        n: usize,
+    ) -> Result<Buffer> {
+        same_dtype!("dot", lhs, rhs, |a, b| matmul_typed(
+            a,
+            lhs_batch_stride,
+            b,
+            rhs_batch_stride,
+            batch,
+            m,
+            k,
+            n
+        ))
+    }
+
+    fn copy_strided(&self, x: &Buffer, view: &Strided, out_shape: &[usize]) -> Result<Buffer> {
+        with_buffer!(x, v => {
+            let mut c = vec![0; out_shape.len()];
+            let out = build(numel(out_shape), out_shape, |i| {
+                unravel(i, out_shape, &mut c);
+                v[offset(&c, view)]
+            })?;
+            Ok(Element::into_buffer(out))
+        })
+    }
+
+    fn take(&self, x: &Buffer, shape: &[usize], indices: &[usize], axis: usize) -> Result<Buffer> {
+        let mut out_shape = shape.to_vec();
+        out_shape[axis] = indices.len();
+        let src = Strided::contiguous(shape);
+        with_buffer!(x, v => {
+            let mut c = vec![0; out_shape.len()];
+            let out = build(numel(&out_shape), &out_shape, |i| {
+                unravel(i, &out_shape, &mut c);
+                c[axis] = indices[c[axis]];
+                v[offset(&c, &src)]
+            })?;
+            Ok(Element::into_buffer(out))
+        })
+    }
+
+    fn concatenate(&self, parts: &[(&Buffer, &[usize])], axis: usize) -> Result<Buffer> {
+        let mut out_shape = parts[0].1.to_vec();
+        out_shape[axis] = parts.iter().map(|p| p.1[axis]).sum();
+        let dtype = parts[0].0.dtype();
+        crate::with_dtype!(dtype, T => {
+            let typed: Vec<&[T]> = parts
+                .iter()
+                .map(|p| T::slice_of(p.0).ok_or_else(|| super::dtype_mix("concatenate", dtype, p.0.dtype())))
+                .collect::<Result<_>>()?;
+            let mut c = vec![0; out_shape.len()];
+            let out = build(numel(&out_shape), &out_shape, |i| {
+                unravel(i, &out_shape, &mut c);
+                let mut part = 0;
+                while c[axis] >= parts[part].1[axis] {
+                    c[axis] -= parts[part].1[axis];
+                    part += 1;
+                }
+                typed[part][offset(&c, &Strided::contiguous(parts[part].1))]
+            })?;
+            Ok(T::into_buffer(out))
+        })
+    }
+
+    fn put_slice(
+        &self,
+        x: &Buffer,
+        shape: &[usize],
+        update: &Buffer,
+        update_shape: &[usize],
+        start: &[usize],
+    ) -> Result<Buffer> {
+        let mut out = x.clone();
+        let dst_strides = strides(shape);
+        same_dtype!("put_slice", &mut out, update, |o, u| {
+            let mut c = vec![0; update_shape.len()];
+            for (i, &val) in u.iter().enumerate() {
+                unravel(i, update_shape, &mut c);
+                let at: usize = c
+                    .iter()
+                    .zip(start)
+                    .zip(&dst_strides)
+                    .map(|((ci, s), st)| (ci + s) * st)
+                    .sum();
+                o[at] = val;
+            }
+        });
+        Ok(out)
+    }
+}

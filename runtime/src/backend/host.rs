@@ -1,0 +1,597 @@
+//! The optimised CPU backend (`host:N`): contiguous fast paths, row-wise strided loops the
+//! compiler can vectorise, rayon across both cores, and the `gemm` crate for f32/f64 dot (the
+//! fastest option measured on the target machine, ahead of OpenBLAS).
+
+use rayon::prelude::*;
+
+use super::{ArgOp, Backend, BinaryOp, ReduceOp, Strided, UnaryOp};
+use crate::buffer::{try_alloc, Buffer};
+use crate::dtype::{DType, Element};
+use crate::error::Result;
+use crate::shape::{numel, strides, unravel};
+use crate::with_buffer;
+
+/// The optimised CPU backend (`host`).
+pub struct HostBackend;
+
+/// Below this many elements per task, threading costs more than it saves.
+const MIN_PER_TASK: usize = 1 << 15;
+
+/// Offset of the first element of output row `row` (a row is the last axis) in a strided view.
+fn row_base(row: usize, out_shape: &[usize], view: &Strided, coords: &mut [usize]) -> usize {
+    let outer = &out_shape[..out_shape.len().saturating_sub(1)];
+    unravel(row, outer, &mut coords[..outer.len()]);
+    view.offset
+        + coords[..outer.len()]
+            .iter()
+            .zip(&view.strides)
+            .map(|(c, s)| c * s)
+            .sum::<usize>()
+}
+
+fn inner_len(shape: &[usize]) -> usize {
+    shape.last().copied().unwrap_or(1)
+}
+
+/// Allocates the output and fills it row by row, in parallel over blocks of rows.
+fn fill_rows<T: Element>(
+    out_shape: &[usize],
+    f: impl Fn(usize, &mut [T], &mut [usize]) + Sync,
+) -> Result<Vec<T>> {
+    let n = numel(out_shape);
+    let mut out = try_alloc(n, T::ZERO, out_shape)?;
+    let inner = inner_len(out_shape);
+    if n == 0 || inner == 0 {
+        return Ok(out);
+    }
+    let rows_per_task = (MIN_PER_TASK / inner).max(1);
+    out.par_chunks_mut(rows_per_task * inner)
+        .enumerate()
+        .for_each(|(task, block)| {
+            let mut coords = vec![0; out_shape.len()];
+            for (r, row) in block.chunks_mut(inner).enumerate() {
+                f(task * rows_per_task + r, row, &mut coords);
+            }
+        });
+    Ok(out)
+}
+
+/// Parallel map over a contiguous slice.
+fn map<T: Element, U: Element>(v: &[T], f: impl Fn(T) -> U + Sync) -> Result<Vec<U>> {
+    let mut out = try_alloc(v.len(), U::ZERO, &[v.len()])?;
+    out.par_chunks_mut(MIN_PER_TASK)
+        .zip(v.par_chunks(MIN_PER_TASK))
+        .for_each(|(o, i)| o.iter_mut().zip(i).for_each(|(o, &x)| *o = f(x)));
+    Ok(out)
+}
+
+fn is_contiguous(view: &Strided, shape: &[usize]) -> bool {
+    view.offset == 0
+        && shape
+            .iter()
+            .zip(view.strides.iter().zip(strides(shape)))
+            .all(|(&d, (&s, c))| d == 1 || s == c)
+}
+
+fn zip<T: Element, U: Element>(
+    a: &[T],
+    va: &Strided,
+    b: &[T],
+    vb: &Strided,
+    shape: &[usize],
+    f: impl Fn(T, T) -> U + Sync,
+) -> Result<Buffer> {
+    let n = numel(shape);
+    if is_contiguous(va, shape) && is_contiguous(vb, shape) {
+        let mut out = try_alloc(n, U::ZERO, shape)?;
+        out.par_chunks_mut(MIN_PER_TASK)
+            .zip(
+                a[..n]
+                    .par_chunks(MIN_PER_TASK)
+                    .zip(b[..n].par_chunks(MIN_PER_TASK)),
+            )
+            .for_each(|(o, (x, y))| {
+                for ((o, &x), &y) in o.iter_mut().zip(x).zip(y) {
+                    *o = f(x, y);
+                }
+            });
+        return Ok(U::into_buffer(out));
+    }
+    let (sa, sb) = (
+        va.strides.last().copied().unwrap_or(0),
+        vb.strides.last().copied().unwrap_or(0),
+    );
+    let out = fill_rows(shape, |row, o: &mut [U], coords| {
+        let len = o.len();
+        let ba = row_base(row, shape, va, coords);
+        let bb = row_base(row, shape, vb, coords);
+        match (sa, sb) {
+            (1, 1) => {
+                let (x, y) = (&a[ba..ba + len], &b[bb..bb + len]);
+                o.iter_mut()
+                    .zip(x.iter().zip(y))
+                    .for_each(|(o, (&x, &y))| *o = f(x, y));
+            }
+            (1, 0) => {
+                let y = b[bb];
+                o.iter_mut()
+                    .zip(&a[ba..ba + len])
+                    .for_each(|(o, &x)| *o = f(x, y));
+            }
+            (0, 1) => {
+                let x = a[ba];
+                o.iter_mut()
+                    .zip(&b[bb..bb + len])
+                    .for_each(|(o, &y)| *o = f(x, y));
+            }
+            _ => {
+                for (j, o) in o.iter_mut().enumerate() {
+                    *o = f(a[ba + j * sa], b[bb + j * sb]);
+                }
+            }
+        }
+    })?;
+    Ok(U::into_buffer(out))
+}
+
+fn copy_view<T: Element>(v: &[T], view: &Strided, out_shape: &[usize]) -> Result<Vec<T>> {
+    let s = view.strides.last().copied().unwrap_or(0);
+    fill_rows(out_shape, |row, o: &mut [T], coords| {
+        let base = row_base(row, out_shape, view, coords);
+        if s == 1 {
+            o.copy_from_slice(&v[base..base + o.len()]);
+        } else {
+            for (j, o) in o.iter_mut().enumerate() {
+                *o = v[base + j * s];
+            }
+        }
+    })
+}
+
+/// The view that reads `shape` with its axes reordered by `perm`.
+fn permuted(shape: &[usize], perm: &[usize]) -> (Strided, Vec<usize>) {
+    let s = strides(shape);
+    (
+        Strided {
+            offset: 0,
+            strides: perm.iter().map(|&p| s[p]).collect(),
+        },
+        perm.iter().map(|&p| shape[p]).collect(),
+    )
+}
+
+/// Folds a contiguous slice with eight independent accumulators so that the loop vectorises.
+fn fold<T: Element>(op: ReduceOp, v: &[T]) -> T {
+    let mut lanes = [op.identity::<T>(); 8];
+    let chunks = v.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for (l, &x) in lanes.iter_mut().zip(c) {
+            *l = op.combine(*l, x);
+        }
+    }
+    let mut acc = op.identity::<T>();
+    for l in lanes {
+        acc = op.combine(acc, l);
+    }
+    rest.iter().fold(acc, |a, &x| op.combine(a, x))
+}
+
+fn reduce_typed<T: Element>(
+    op: ReduceOp,
+    v: &[T],
+    shape: &[usize],
+    axes: &[usize],
+) -> Result<Buffer> {
+    let kept: Vec<usize> = (0..shape.len()).filter(|a| !axes.contains(a)).collect();
+    let perm: Vec<usize> = kept.iter().chain(axes).copied().collect();
+    let transposed;
+    let data: &[T] = if perm.iter().enumerate().all(|(i, &p)| i == p) {
+        v
+    } else {
+        let (view, tshape) = permuted(shape, &perm);
+        transposed = copy_view(v, &view, &tshape)?;
+        &transposed
+    };
+    let out_shape: Vec<usize> = kept.iter().map(|&a| shape[a]).collect();
+    let outer = numel(&out_shape);
+    let inner: usize = axes.iter().map(|&a| shape[a]).product();
+    let mut out = try_alloc(outer, op.identity::<T>(), &out_shape)?;
+    if inner == 0 {
+        return Ok(T::into_buffer(out));
+    }
+    if outer >= rayon::current_num_threads() * 4 || inner < MIN_PER_TASK {
+        out.par_iter_mut()
+            .with_min_len((MIN_PER_TASK / inner).max(1))
+            .enumerate()
+            .for_each(|(o, r)| *r = fold(op, &data[o * inner..(o + 1) * inner]));
+    } else {
+        for (o, r) in out.iter_mut().enumerate() {
+            *r = data[o * inner..(o + 1) * inner]
+                .par_chunks(MIN_PER_TASK)
+                .map(|c| fold(op, c))
+                .reduce(|| op.identity::<T>(), |a, b| op.combine(a, b));
+        }
+    }
+    Ok(T::into_buffer(out))
+}
+
+fn arg_typed<T: Element>(op: ArgOp, v: &[T], shape: &[usize], axis: usize) -> Result<Buffer> {
+    let mut perm: Vec<usize> = (0..shape.len()).filter(|&a| a != axis).collect();
+    perm.push(axis);
+    let transposed;
+    let data: &[T] = if axis + 1 == shape.len() {
+        v
+    } else {
+        let (view, tshape) = permuted(shape, &perm);
+        transposed = copy_view(v, &view, &tshape)?;
+        &transposed
+    };
+    let len = shape[axis];
+    let outer: usize = perm[..perm.len() - 1].iter().map(|&a| shape[a]).product();
+    let mut out = try_alloc(outer, 0i64, &[outer])?;
+    if let Some(min_len) = MIN_PER_TASK.checked_div(len) {
+        out.par_iter_mut()
+            .with_min_len(min_len.max(1))
+            .enumerate()
+            .for_each(|(o, r)| {
+                let row = &data[o * len..(o + 1) * len];
+                let mut best = 0;
+                for (j, &x) in row.iter().enumerate().skip(1) {
+                    if op.better(x, row[best]) {
+                        best = j;
+                    }
+                }
+                *r = best as i64;
+            });
+    }
+    Ok(Buffer::S64(out))
+}
+
+/// Widest output handled by the skinny kernel; the blog's `{10000,784}·{784,10}` has n = 10.
+const SKINNY_MAX_N: usize = 16;
+
+/// Vector lanes per accumulator in the skinny kernel (one AVX-512 register of f32).
+const LANES: usize = 16;
+
+/// One output row of a skinny product: `out[j] = a · bt[j]` for the `N` rows of `bt`. Each
+/// chunk of `a` is loaded once and feeds `N` independent lane-wise accumulators, which keeps
+/// the FMA units busy and lets the loop vectorise without reassociating any sum.
+#[inline(always)]
+fn skinny_row<T: Element, const N: usize>(a: &[T], bt: &[T], k: usize, out: &mut [T]) {
+    let mut acc = [[T::ZERO; LANES]; N];
+    let full = k - k % LANES;
+    let mut p = 0;
+    while p < full {
+        let x: [T; LANES] = a[p..p + LANES]
+            .try_into()
+            .expect("a chunk of LANES elements");
+        for (j, acc) in acc.iter_mut().enumerate() {
+            let y: [T; LANES] = bt[j * k + p..j * k + p + LANES]
+                .try_into()
+                .expect("a chunk of LANES elements");
+            for l in 0..LANES {
+                acc[l] = acc[l].add(x[l].mul(y[l]));
+            }
+        }
+        p += LANES;
+    }
+    for (j, o) in out.iter_mut().enumerate().take(N) {
+        let mut sum = acc[j].iter().fold(T::ZERO, |s, &v| s.add(v));
+        for p in full..k {
+            sum = sum.add(a[p].mul(bt[j * k + p]));
+        }
+        *o = sum;
+    }
+}
+
+#[inline(always)]
+fn skinny_rows<T: Element, const N: usize>(a: &[T], bt: &[T], k: usize, out: &mut [T]) {
+    for (row, o) in a.chunks_exact(k).zip(out.chunks_exact_mut(N)) {
+        skinny_row::<T, N>(row, bt, k, o);
+    }
+}
+
+/// The same loop compiled for AVX-512 and for AVX2+FMA, picked at run time (the build
+/// itself targets baseline x86-64 so that one binary runs everywhere).
+#[cfg(target_arch = "x86_64")]
+mod skinny_simd {
+    use super::*;
+
+    #[target_feature(enable = "avx512f,avx512vl,fma")]
+    pub unsafe fn avx512<T: Element, const N: usize>(a: &[T], bt: &[T], k: usize, out: &mut [T]) {
+        skinny_rows::<T, N>(a, bt, k, out)
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn avx2<T: Element, const N: usize>(a: &[T], bt: &[T], k: usize, out: &mut [T]) {
+        skinny_rows::<T, N>(a, bt, k, out)
+    }
+}
+
+fn skinny_dispatch<T: Element, const N: usize>(a: &[T], bt: &[T], k: usize, out: &mut [T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512vl")
+            && is_x86_feature_detected!("fma")
+        {
+            // SAFETY: the CPU has the features the function was compiled for.
+            return unsafe { skinny_simd::avx512::<T, N>(a, bt, k, out) };
+        }
+        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+            // SAFETY: as above.
+            return unsafe { skinny_simd::avx2::<T, N>(a, bt, k, out) };
+        }
+    }
+    skinny_rows::<T, N>(a, bt, k, out)
+}
+
+/// `[m,k]·[k,n]` for small `n` (≤ 16): the product streams the large left operand once, row
+/// by row across threads, against the transposed right operand kept in cache. General GEMM
+/// packs the left operand first, which costs a second pass over memory on this shape.
+fn skinny_matmul<T: Element>(a: &[T], b: &[T], m: usize, k: usize, n: usize, out: &mut [T]) {
+    let mut bt = vec![T::ZERO; n * k];
+    for p in 0..k {
+        for j in 0..n {
+            bt[j * k + p] = b[p * n + j];
+        }
+    }
+    let rows_per_task = (MIN_PER_TASK / k.max(1)).max(4);
+    let kernel: fn(&[T], &[T], usize, &mut [T]) = match n {
+        1 => skinny_dispatch::<T, 1>,
+        2 => skinny_dispatch::<T, 2>,
+        3 => skinny_dispatch::<T, 3>,
+        4 => skinny_dispatch::<T, 4>,
+        5 => skinny_dispatch::<T, 5>,
+        6 => skinny_dispatch::<T, 6>,
+        7 => skinny_dispatch::<T, 7>,
+        8 => skinny_dispatch::<T, 8>,
+        9 => skinny_dispatch::<T, 9>,
+        10 => skinny_dispatch::<T, 10>,
+        11 => skinny_dispatch::<T, 11>,
+        12 => skinny_dispatch::<T, 12>,
+        13 => skinny_dispatch::<T, 13>,
+        14 => skinny_dispatch::<T, 14>,
+        15 => skinny_dispatch::<T, 15>,
+        _ => skinny_dispatch::<T, 16>,
+    };
+    out.par_chunks_mut(rows_per_task * n)
+        .zip(a[..m * k].par_chunks(rows_per_task * k))
+        .for_each(|(o, a)| kernel(a, &bt, k, o));
+}
+
+/// f32/f64 products through `gemm`; row-major means column stride 1, row stride = width.
+#[allow(clippy::too_many_arguments)]
+fn gemm_float<T: Element>(
+    a: &[T],
+    sa: usize,
+    b: &[T],
+    sb: usize,
+    batch: usize,
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Result<Vec<T>> {
+    let mut out = try_alloc(batch * m * n, T::ZERO, &[batch, m, n])?;
+    if m == 0 || n == 0 || k == 0 {
+        return Ok(out);
+    }
+    let parallelism = if m * n * k >= 1 << 18 {
+        gemm::Parallelism::Rayon(rayon::current_num_threads())
+    } else {
+        gemm::Parallelism::None
+    };
+    for bi in 0..batch {
+        let (lhs, rhs) = (&a[bi * sa..bi * sa + m * k], &b[bi * sb..bi * sb + k * n]);
+        let dst = &mut out[bi * m * n..(bi + 1) * m * n];
+        if n <= SKINNY_MAX_N && m * k >= MIN_PER_TASK {
+            skinny_matmul(lhs, rhs, m, k, n, dst);
+            continue;
+        }
+        // SAFETY: the three slices hold exactly m*k, k*n and m*n elements, and the strides
+        // (row-major, column stride 1) keep every access inside them.
+        unsafe {
+            gemm::gemm(
+                m,
+                n,
+                k,
+                dst.as_mut_ptr(),
+                1,
+                n as isize,
+                false,
+                lhs.as_ptr(),
+                1,
+                k as isize,
+                rhs.as_ptr(),
+                1,
+                n as isize,
+                T::ZERO,
+                T::ONE,
+                false,
+                false,
+                false,
+                parallelism,
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// Integer products: i-k-j loops, parallel over output rows.
+#[allow(clippy::too_many_arguments)]
+fn matmul_int<T: Element>(
+    a: &[T],
+    sa: usize,
+    b: &[T],
+    sb: usize,
+    batch: usize,
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Result<Vec<T>> {
+    fill_rows(&[batch * m, n], |row, o: &mut [T], _| {
+        let (bi, i) = (row / m.max(1), row % m.max(1));
+        for p in 0..k {
+            let x = a[bi * sa + i * k + p];
+            let brow = &b[bi * sb + p * n..bi * sb + (p + 1) * n];
+            for (o, &y) in o.iter_mut().zip(brow) {
+                *o = o.add(x.mul(y));
+            }
+        }
+    })
+}
+
+impl Backend for HostBackend {
+    fn binary(
+        &self,
+        op: BinaryOp,
+        lhs: (&Buffer, &Strided),
+        rhs: (&Buffer, &Strided),
+        out_shape: &[usize],
+    ) -> Result<Buffer> {
+        same_dtype!(op.name(), lhs.0, rhs.0, |a, b| {
+            with_binary_op!(op, f =>
+                arith zip(a, lhs.1, b, rhs.1, out_shape, f),
+                cmp zip(a, lhs.1, b, rhs.1, out_shape, f))
+        })
+    }
+
+    fn unary(&self, op: UnaryOp, x: &Buffer) -> Result<Buffer> {
+        Ok(match x {
+            Buffer::F32(v) => Buffer::F32(map(v, |e| op.apply_float(e))?),
+            Buffer::F64(v) => Buffer::F64(map(v, |e| op.apply_float(e))?),
+            Buffer::U8(v) => Buffer::U8(map(v, |e| op.apply(e))?),
+            Buffer::S32(v) => Buffer::S32(map(v, |e| op.apply(e))?),
+            Buffer::S64(v) => Buffer::S64(map(v, |e| op.apply(e))?),
+        })
+    }
+
+    fn cast(&self, x: &Buffer, to: DType) -> Result<Buffer> {
+        with_buffer!(x, v => crate::with_dtype!(to, U => {
+            let from_float = x.dtype().is_float();
+            Ok(U::into_buffer(map(v, |e| if from_float {
+                U::from_f64(e.to_f64())
+            } else {
+                U::from_i64(e.to_i64())
+            })?))
+        }))
+    }
+
+    fn reduce(&self, op: ReduceOp, x: &Buffer, shape: &[usize], axes: &[usize]) -> Result<Buffer> {
+        with_buffer!(x, v => reduce_typed(op, v, shape, axes))
+    }
+
+    fn arg_reduce(&self, op: ArgOp, x: &Buffer, shape: &[usize], axis: usize) -> Result<Buffer> {
+        with_buffer!(x, v => arg_typed(op, v, shape, axis))
+    }
+
+    fn matmul(
+        &self,
+        lhs: &Buffer,
+        lhs_batch_stride: usize,
+        rhs: &Buffer,
+        rhs_batch_stride: usize,
+        batch: usize,
+        m: usize,
+        k: usize,
+        n: usize,
+    ) -> Result<Buffer> {
+        let (sa, sb) = (lhs_batch_stride, rhs_batch_stride);
+        Ok(match (lhs, rhs) {
+            (Buffer::F32(a), Buffer::F32(b)) => {
+                Buffer::F32(gemm_float(a, sa, b, sb, batch, m, k, n)?)
+            }
+            (Buffer::F64(a), Buffer::F64(b)) => {
+                Buffer::F64(gemm_float(a, sa, b, sb, batch, m, k, n)?)
+            }
+            _ => same_dtype!("dot", lhs, rhs, |a, b| Element::into_buffer(matmul_int(
+                a, sa, b, sb, batch, m, k, n
+            )?)),
+        })
+    }
+
+    fn copy_strided(&self, x: &Buffer, view: &Strided, out_shape: &[usize]) -> Result<Buffer> {
+        with_buffer!(x, v => Ok(Element::into_buffer(copy_view(v, view, out_shape)?)))
+    }
+
+    fn take(&self, x: &Buffer, shape: &[usize], indices: &[usize], axis: usize) -> Result<Buffer> {
+        let inner: usize = shape[axis + 1..].iter().product();
+        let mut out_shape = shape.to_vec();
+        out_shape[axis] = indices.len();
+        let len = indices.len().max(1);
+        with_buffer!(x, v => {
+            let mut out = try_alloc(numel(&out_shape), Element::ZERO, &out_shape)?;
+            if inner > 0 {
+                out.par_chunks_mut(inner)
+                    .with_min_len((MIN_PER_TASK / inner).max(1))
+                    .enumerate()
+                    .for_each(|(blk, o)| {
+                        let (outer, i) = (blk / len, blk % len);
+                        let src = (outer * shape[axis] + indices[i]) * inner;
+                        o.copy_from_slice(&v[src..src + inner]);
+                    });
+            }
+            Ok(Element::into_buffer(out))
+        })
+    }
+
+    fn concatenate(&self, parts: &[(&Buffer, &[usize])], axis: usize) -> Result<Buffer> {
+        let mut out_shape = parts[0].1.to_vec();
+        out_shape[axis] = parts.iter().map(|p| p.1[axis]).sum();
+        let inner: usize = out_shape[axis + 1..].iter().product();
+        let row = out_shape[axis] * inner;
+        let dtype = parts[0].0.dtype();
+        crate::with_dtype!(dtype, T => {
+            let typed: Vec<(&[T], usize)> = parts
+                .iter()
+                .map(|p| {
+                    T::slice_of(p.0)
+                        .map(|s| (s, p.1[axis] * inner))
+                        .ok_or_else(|| super::dtype_mix("concatenate", dtype, p.0.dtype()))
+                })
+                .collect::<Result<_>>()?;
+            let mut out = try_alloc(numel(&out_shape), T::ZERO, &out_shape)?;
+            if row > 0 {
+                out.par_chunks_mut(row)
+                    .with_min_len((MIN_PER_TASK / row).max(1))
+                    .enumerate()
+                    .for_each(|(o, dst)| {
+                        let mut at = 0;
+                        for (src, width) in &typed {
+                            dst[at..at + width].copy_from_slice(&src[o * width..(o + 1) * width]);
+                            at += width;
+                        }
+                    });
+            }
+            Ok(T::into_buffer(out))
+        })
+    }
+
+    fn put_slice(
+        &self,
+        x: &Buffer,
+        shape: &[usize],
+        update: &Buffer,
+        update_shape: &[usize],
+        start: &[usize],
+    ) -> Result<Buffer> {
+        let mut out = x.clone();
+        let dst_strides = strides(shape);
+        let inner = inner_len(update_shape);
+        same_dtype!("put_slice", &mut out, update, |o, u| {
+            if inner > 0 && !u.is_empty() {
+                let outer = &update_shape[..update_shape.len().saturating_sub(1)];
+                let mut c = vec![0; outer.len()];
+                for (r, src) in u.chunks(inner).enumerate() {
+                    unravel(r, outer, &mut c);
+                    let at: usize = (0..update_shape.len())
+                        .map(|d| (c.get(d).copied().unwrap_or(0) + start[d]) * dst_strides[d])
+                        .sum();
+                    o[at..at + inner].copy_from_slice(src);
+                }
+            }
+        });
+        Ok(out)
+    }
+}

@@ -1,0 +1,155 @@
+//! `Buffer`: the elements of a tensor in host memory, one variant per dtype. Backends that run on
+//! the CPU (binary, host) compute on buffers directly; a device backend uploads and downloads them.
+
+use crate::dtype::{DType, Element};
+use crate::error::{Error, Result};
+
+/// Contiguous, row-major elements of one dtype.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Buffer {
+    /// `u8` elements.
+    U8(Vec<u8>),
+    /// `s32` elements.
+    S32(Vec<i32>),
+    /// `s64` elements.
+    S64(Vec<i64>),
+    /// `f32` elements.
+    F32(Vec<f32>),
+    /// `f64` elements.
+    F64(Vec<f64>),
+}
+
+/// Runs `$body` with `$v` bound to the typed vector inside a buffer, whatever its dtype.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! with_buffer {
+    ($buf:expr, $v:ident => $body:expr) => {
+        match $buf {
+            $crate::buffer::Buffer::U8($v) => $body,
+            $crate::buffer::Buffer::S32($v) => $body,
+            $crate::buffer::Buffer::S64($v) => $body,
+            $crate::buffer::Buffer::F32($v) => $body,
+            $crate::buffer::Buffer::F64($v) => $body,
+        }
+    };
+}
+
+/// Runs `$body` with the type alias `$t` set to the Rust type of a dtype.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! with_dtype {
+    ($dtype:expr, $t:ident => $body:expr) => {
+        match $dtype {
+            $crate::dtype::DType::U8 => {
+                type $t = u8;
+                $body
+            }
+            $crate::dtype::DType::S32 => {
+                type $t = i32;
+                $body
+            }
+            $crate::dtype::DType::S64 => {
+                type $t = i64;
+                $body
+            }
+            $crate::dtype::DType::F32 => {
+                type $t = f32;
+                $body
+            }
+            $crate::dtype::DType::F64 => {
+                type $t = f64;
+                $body
+            }
+        }
+    };
+}
+
+/// Allocates a vector of `len` elements without aborting when memory runs out: an impossible
+/// size comes back as `Error::Allocation` naming the request.
+pub fn try_alloc<T: Element>(len: usize, fill: T, shape: &[usize]) -> Result<Vec<T>> {
+    let too_large = || Error::Allocation {
+        shape: shape.to_vec(),
+        dtype: T::DTYPE,
+        bytes: (len as u128) * (T::DTYPE.size_in_bytes() as u128),
+    };
+    let bytes = len
+        .checked_mul(T::DTYPE.size_in_bytes())
+        .ok_or_else(too_large)?;
+    if bytes > isize::MAX as usize {
+        return Err(too_large());
+    }
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| too_large())?;
+    v.resize(len, fill);
+    Ok(v)
+}
+
+/// The number of elements of a shape, or an allocation error when it does not fit in memory.
+pub fn checked_len(shape: &[usize], dtype: DType) -> Result<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .filter(|n| n.checked_mul(dtype.size_in_bytes()).is_some())
+        .ok_or_else(|| Error::Allocation {
+            shape: shape.to_vec(),
+            dtype,
+            bytes: shape.iter().fold(dtype.size_in_bytes() as u128, |acc, &d| {
+                acc.saturating_mul(d as u128)
+            }),
+        })
+}
+
+impl Buffer {
+    /// The dtype of the elements.
+    pub fn dtype(&self) -> DType {
+        match self {
+            Buffer::U8(_) => DType::U8,
+            Buffer::S32(_) => DType::S32,
+            Buffer::S64(_) => DType::S64,
+            Buffer::F32(_) => DType::F32,
+            Buffer::F64(_) => DType::F64,
+        }
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        with_buffer!(self, v => v.len())
+    }
+
+    /// True when the buffer holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A buffer of `len` copies of `value` (converted from f64) of the given dtype.
+    pub fn filled(dtype: DType, len: usize, value: f64, shape: &[usize]) -> Result<Buffer> {
+        with_dtype!(dtype, T => Ok(T::into_buffer(try_alloc(len, T::from_f64(value), shape)?)))
+    }
+
+    /// The elements as little-endian bytes.
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        match self {
+            Buffer::U8(v) => v.clone(),
+            Buffer::S32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Buffer::S64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Buffer::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Buffer::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        }
+    }
+
+    /// Element `i` as f64 (used by tests and the display of single values).
+    pub fn get_f64(&self, i: usize) -> Option<f64> {
+        with_buffer!(self, v => v.get(i).map(|x| x.to_f64()))
+    }
+
+    /// Element `i` formatted as Nx prints it.
+    pub fn format_at(&self, i: usize) -> String {
+        with_buffer!(self, v => v.get(i).map(|x| x.format()).unwrap_or_default())
+    }
+
+    /// A new buffer holding the elements at `indices`, in that order: the display reads only
+    /// what it prints through this.
+    pub fn gather(&self, indices: &[usize]) -> Buffer {
+        with_buffer!(self, v => Element::into_buffer(indices.iter().map(|&i| v[i]).collect()))
+    }
+}

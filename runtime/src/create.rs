@@ -1,0 +1,250 @@
+//! Creating tensors. Every constructor goes through a `Factory`, which holds the explicit
+//! placement if one was given; `Tensor::zeros(..)` and friends use the session default.
+//! Random values are drawn on the CPU from a seeded ChaCha stream, so the same seed gives the
+//! same values on every backend.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::StandardNormal;
+
+use crate::buffer::{checked_len, try_alloc, Buffer};
+use crate::device::Device;
+use crate::dtype::{DType, Element};
+use crate::error::{Error, Result};
+use crate::session::resolve_device;
+use crate::shape::{normalize_axis, strides};
+use crate::tensor::Tensor;
+use crate::with_dtype;
+
+/// Creates tensors on one placement: the one given, or the session default at creation time.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Factory {
+    device: Option<Device>,
+}
+
+/// A factory that places every tensor it creates on `device`.
+pub fn on(device: Device) -> Factory {
+    Factory {
+        device: Some(device),
+    }
+}
+
+impl Factory {
+    /// A factory that follows the session default.
+    pub fn session_default() -> Factory {
+        Factory { device: None }
+    }
+
+    /// The device new tensors go to.
+    pub fn device(&self) -> Result<Device> {
+        resolve_device("create", self.device, &[])
+    }
+
+    fn place(&self, buffer: Buffer, shape: &[usize]) -> Result<Tensor> {
+        let device = self.device()?;
+        Ok(Tensor::from_buffer(buffer, shape.to_vec(), device))
+    }
+
+    /// A tensor holding `data` with `shape`; the length must match.
+    pub fn from_vec<T: Element>(&self, data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
+        let expected = checked_len(shape, T::DTYPE)?;
+        if data.len() != expected {
+            return Err(Error::ElementCount {
+                op: "from_vec",
+                shape: shape.to_vec(),
+                expected,
+                len: data.len(),
+            });
+        }
+        self.place(T::into_buffer(data), shape)
+    }
+
+    /// A tensor copied from a slice.
+    pub fn from_slice<T: Element>(&self, data: &[T], shape: &[usize]) -> Result<Tensor> {
+        self.from_vec(data.to_vec(), shape)
+    }
+
+    /// A rank-0 tensor.
+    pub fn scalar<T: Element>(&self, value: T) -> Result<Tensor> {
+        self.from_vec(vec![value], &[])
+    }
+
+    /// Every element `value` (converted to `dtype`).
+    pub fn full(&self, value: f64, dtype: DType, shape: &[usize]) -> Result<Tensor> {
+        let n = checked_len(shape, dtype)?;
+        self.place(Buffer::filled(dtype, n, value, shape)?, shape)
+    }
+
+    /// All zeros.
+    pub fn zeros(&self, dtype: DType, shape: &[usize]) -> Result<Tensor> {
+        self.full(0.0, dtype, shape)
+    }
+
+    /// All ones.
+    pub fn ones(&self, dtype: DType, shape: &[usize]) -> Result<Tensor> {
+        self.full(1.0, dtype, shape)
+    }
+
+    /// Counts up along `axis` (or through every element in row-major order when `None`), as
+    /// `Nx.iota`.
+    pub fn iota(&self, dtype: DType, shape: &[usize], axis: Option<isize>) -> Result<Tensor> {
+        let n = checked_len(shape, dtype)?;
+        let axis = axis.map(|a| normalize_axis("iota", a, shape)).transpose()?;
+        let s = strides(shape);
+        let buffer = with_dtype!(dtype, T => {
+            let mut v = try_alloc(n, T::ZERO, shape)?;
+            for (i, x) in v.iter_mut().enumerate() {
+                let k = match axis {
+                    None => i,
+                    Some(a) => (i / s[a]) % shape[a],
+                };
+                *x = T::from_i64(k as i64);
+            }
+            T::into_buffer(v)
+        });
+        self.place(buffer, shape)
+    }
+
+    /// The `n`×`n` identity matrix.
+    pub fn eye(&self, dtype: DType, n: usize) -> Result<Tensor> {
+        let shape = [n, n];
+        let len = checked_len(&shape, dtype)?;
+        let buffer = with_dtype!(dtype, T => {
+            let mut v = try_alloc(len, T::ZERO, &shape)?;
+            for i in 0..n {
+                v[i * n + i] = T::ONE;
+            }
+            T::into_buffer(v)
+        });
+        self.place(buffer, &shape)
+    }
+
+    fn random(
+        &self,
+        seed: u64,
+        dtype: DType,
+        shape: &[usize],
+        mut draw: impl FnMut(&mut ChaCha8Rng) -> f64,
+    ) -> Result<Tensor> {
+        let n = checked_len(shape, dtype)?;
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let buffer = with_dtype!(dtype, T => {
+            let mut v = try_alloc(n, T::ZERO, shape)?;
+            for x in v.iter_mut() {
+                *x = T::from_f64(draw(&mut rng));
+            }
+            T::into_buffer(v)
+        });
+        self.place(buffer, shape)
+    }
+
+    /// Uniform values in `[low, high)` from `seed`; integers are rounded down.
+    pub fn random_uniform(
+        &self,
+        seed: u64,
+        dtype: DType,
+        shape: &[usize],
+        low: f64,
+        high: f64,
+    ) -> Result<Tensor> {
+        if low.is_nan() || high.is_nan() || low >= high {
+            return Err(Error::InvalidArgument {
+                op: "random_uniform",
+                message: format!("low ({low}) must be below high ({high})"),
+            });
+        }
+        self.random(seed, dtype, shape, |r| {
+            (low + r.random::<f64>() * (high - low)).floor_if(!dtype.is_float())
+        })
+    }
+
+    /// Normally distributed values with `mean` and `std` from `seed` (floats only).
+    pub fn random_normal(
+        &self,
+        seed: u64,
+        dtype: DType,
+        shape: &[usize],
+        mean: f64,
+        std: f64,
+    ) -> Result<Tensor> {
+        if !dtype.is_float() {
+            return Err(Error::UnsupportedDType {
+                op: "random_normal",
+                dtype,
+            });
+        }
+        self.random(seed, dtype, shape, |r| {
+            mean + std * r.sample::<f64, _>(StandardNormal)
+        })
+    }
+}
+
+trait FloorIf {
+    fn floor_if(self, cond: bool) -> Self;
+}
+
+impl FloorIf for f64 {
+    fn floor_if(self, cond: bool) -> f64 {
+        if cond {
+            self.floor()
+        } else {
+            self
+        }
+    }
+}
+
+/// Constructors on the session default device (see [`Factory`] and [`on`] for explicit ones).
+impl Tensor {
+    /// See [`Factory::from_vec`].
+    pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
+        Factory::session_default().from_vec(data, shape)
+    }
+    /// See [`Factory::from_slice`].
+    pub fn from_slice<T: Element>(data: &[T], shape: &[usize]) -> Result<Tensor> {
+        Factory::session_default().from_slice(data, shape)
+    }
+    /// See [`Factory::scalar`].
+    pub fn scalar<T: Element>(value: T) -> Result<Tensor> {
+        Factory::session_default().scalar(value)
+    }
+    /// See [`Factory::full`].
+    pub fn full(value: f64, dtype: DType, shape: &[usize]) -> Result<Tensor> {
+        Factory::session_default().full(value, dtype, shape)
+    }
+    /// See [`Factory::zeros`].
+    pub fn zeros(dtype: DType, shape: &[usize]) -> Result<Tensor> {
+        Factory::session_default().zeros(dtype, shape)
+    }
+    /// See [`Factory::ones`].
+    pub fn ones(dtype: DType, shape: &[usize]) -> Result<Tensor> {
+        Factory::session_default().ones(dtype, shape)
+    }
+    /// See [`Factory::iota`].
+    pub fn iota(dtype: DType, shape: &[usize], axis: Option<isize>) -> Result<Tensor> {
+        Factory::session_default().iota(dtype, shape, axis)
+    }
+    /// See [`Factory::eye`].
+    pub fn eye(dtype: DType, n: usize) -> Result<Tensor> {
+        Factory::session_default().eye(dtype, n)
+    }
+    /// See [`Factory::random_uniform`].
+    pub fn random_uniform(
+        seed: u64,
+        dtype: DType,
+        shape: &[usize],
+        low: f64,
+        high: f64,
+    ) -> Result<Tensor> {
+        Factory::session_default().random_uniform(seed, dtype, shape, low, high)
+    }
+    /// See [`Factory::random_normal`].
+    pub fn random_normal(
+        seed: u64,
+        dtype: DType,
+        shape: &[usize],
+        mean: f64,
+        std: f64,
+    ) -> Result<Tensor> {
+        Factory::session_default().random_normal(seed, dtype, shape, mean, std)
+    }
+}

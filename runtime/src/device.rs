@@ -1,0 +1,142 @@
+//! Placement values: which client a tensor's memory belongs to and which of its devices.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
+
+/// A place where tensors can live and be computed on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Client {
+    /// The pure-Rust reference backend (one thread, plain loops), like Nx.BinaryBackend.
+    Binary,
+    /// The optimised CPU client (SIMD GEMM, multithreaded).
+    Host,
+    /// NVIDIA GPUs through cudarc.
+    Cuda,
+}
+
+impl Client {
+    /// Every client, in the order `auto` prefers them (fastest first).
+    pub const PREFERENCE: [Client; 3] = [Client::Cuda, Client::Host, Client::Binary];
+
+    /// The client's name as printed and parsed.
+    pub fn name(self) -> &'static str {
+        match self {
+            Client::Binary => "binary",
+            Client::Host => "host",
+            Client::Cuda => "cuda",
+        }
+    }
+}
+
+impl fmt::Display for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Client {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Client> {
+        match s.trim() {
+            "binary" => Ok(Client::Binary),
+            "host" | "cpu" => Ok(Client::Host),
+            "cuda" | "gpu" => Ok(Client::Cuda),
+            other => Err(Error::InvalidArgument {
+                op: "client",
+                message: format!("unknown client {other:?}: expected binary, host or cuda"),
+            }),
+        }
+    }
+}
+
+/// One device of one client: `host:0`, `cuda:1`, or `binary` (which has a single device).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Device {
+    /// The client the device belongs to.
+    pub client: Client,
+    /// The device's ordinal within its client (always 0 for binary).
+    pub id: usize,
+}
+
+impl Device {
+    /// The binary (reference) backend.
+    pub const BINARY: Device = Device {
+        client: Client::Binary,
+        id: 0,
+    };
+
+    /// `host:id`.
+    pub fn host(id: usize) -> Device {
+        Device {
+            client: Client::Host,
+            id,
+        }
+    }
+
+    /// `cuda:id`.
+    pub fn cuda(id: usize) -> Device {
+        Device {
+            client: Client::Cuda,
+            id,
+        }
+    }
+
+    /// Parses `binary`, `host`, `host:1`, `cuda:0` (a bare client name means device 0).
+    pub fn parse(s: &str) -> Result<Device> {
+        s.parse()
+    }
+}
+
+impl fmt::Display for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.client {
+            Client::Binary => f.write_str("binary"),
+            c => write!(f, "{c}:{}", self.id),
+        }
+    }
+}
+
+impl FromStr for Device {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Device> {
+        let (name, id) = match s.trim().split_once(':') {
+            Some((n, i)) => {
+                let id = i
+                    .trim()
+                    .parse::<usize>()
+                    .map_err(|_| Error::InvalidArgument {
+                        op: "device",
+                        message: format!("{s:?} has no valid device number after ':'"),
+                    })?;
+                (n, id)
+            }
+            None => (s, 0),
+        };
+        let client: Client = name.parse()?;
+        if client == Client::Binary && id != 0 {
+            return Err(Error::InvalidArgument {
+                op: "device",
+                message: "the binary backend has only one device: write `binary`".into(),
+            });
+        }
+        Ok(Device { client, id })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devices_print_and_parse() {
+        assert_eq!(Device::host(0).to_string(), "host:0");
+        assert_eq!(Device::cuda(1).to_string(), "cuda:1");
+        assert_eq!(Device::BINARY.to_string(), "binary");
+        assert_eq!(Device::parse("host:1").unwrap(), Device::host(1));
+        assert_eq!(Device::parse("cuda").unwrap(), Device::cuda(0));
+        assert!(Device::parse("tpu:0").is_err());
+        assert!(Device::parse("host:x").is_err());
+    }
+}

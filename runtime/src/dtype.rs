@@ -1,0 +1,378 @@
+//! Element types: the runtime `DType`, the `Element` trait that ties a Rust type to it, and the
+//! promotion rules used when two dtypes meet in one operation (Nx's rules).
+
+use std::fmt;
+
+/// The element type of a tensor, named as Nx names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DType {
+    /// Unsigned 8-bit integer (`u8`); also the result type of comparisons.
+    U8,
+    /// Signed 32-bit integer (`s32`).
+    S32,
+    /// Signed 64-bit integer (`s64`); the result type of integer sums and of argmax/argmin.
+    S64,
+    /// 32-bit float (`f32`).
+    F32,
+    /// 64-bit float (`f64`).
+    F64,
+}
+
+impl DType {
+    /// Every dtype the runtime has, in promotion order.
+    pub const ALL: [DType; 5] = [DType::U8, DType::S32, DType::S64, DType::F32, DType::F64];
+
+    /// Size of one element in bytes.
+    pub fn size_in_bytes(self) -> usize {
+        match self {
+            DType::U8 => 1,
+            DType::S32 | DType::F32 => 4,
+            DType::S64 | DType::F64 => 8,
+        }
+    }
+
+    /// True for f32 and f64.
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F64)
+    }
+
+    /// The type both operands are converted to before a binary op, as in Nx: floats win over
+    /// integers, the wider type wins within a kind.
+    pub fn promote(self, other: DType) -> DType {
+        self.max(other)
+    }
+
+    /// The float type an integer is converted to for float-only ops (exp, divide, mean...).
+    pub fn to_float(self) -> DType {
+        if self.is_float() {
+            self
+        } else {
+            DType::F32
+        }
+    }
+
+    /// The accumulator type for sum and product: integers accumulate in s64, as Nx does.
+    pub fn accumulator(self) -> DType {
+        if self.is_float() {
+            self
+        } else {
+            DType::S64
+        }
+    }
+
+    /// Parses the Nx name (`"f32"`, `"s64"`, ...).
+    pub fn parse(name: &str) -> Option<DType> {
+        Some(match name {
+            "u8" => DType::U8,
+            "s32" | "i32" => DType::S32,
+            "s64" | "i64" => DType::S64,
+            "f32" => DType::F32,
+            "f64" => DType::F64,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DType::U8 => "u8",
+            DType::S32 => "s32",
+            DType::S64 => "s64",
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+        })
+    }
+}
+
+/// A Rust type that can be a tensor element. Arithmetic on integers wraps (as XLA's does) so that
+/// no user input can make an op panic.
+pub trait Element:
+    Copy + Send + Sync + PartialOrd + PartialEq + Default + fmt::Debug + 'static
+{
+    /// The dtype this Rust type stands for.
+    const DTYPE: DType;
+    /// Zero.
+    const ZERO: Self;
+    /// One.
+    const ONE: Self;
+    /// The smallest value (negative infinity for floats): the identity of max.
+    const LOWEST: Self;
+    /// The largest value (infinity for floats): the identity of min.
+    const HIGHEST: Self;
+
+    /// True for a float NaN (never for integers).
+    fn is_nan(self) -> bool;
+    /// Converts to f64 (exact for every value of every type but the largest s64s).
+    fn to_f64(self) -> f64;
+    /// Converts to i64 (`as` semantics: floats truncate and saturate).
+    fn to_i64(self) -> i64;
+    /// Converts from f64 with Rust's `as` semantics (saturating, NaN becomes 0 for integers).
+    fn from_f64(v: f64) -> Self;
+    /// Converts from i64 with wrapping semantics for integers.
+    fn from_i64(v: i64) -> Self;
+    /// Addition (wrapping for integers).
+    fn add(self, o: Self) -> Self;
+    /// Subtraction (wrapping for integers).
+    fn sub(self, o: Self) -> Self;
+    /// Multiplication (wrapping for integers).
+    fn mul(self, o: Self) -> Self;
+    /// Division; only ever called on floats (integer divide goes through a float type).
+    fn div(self, o: Self) -> Self;
+    /// Power. For integers a negative exponent gives 0 except for bases 1 and -1.
+    fn pow(self, o: Self) -> Self;
+    /// Negation (wrapping for integers, so `-0u8 == 0` and `-1u8 == 255`).
+    fn neg(self) -> Self;
+    /// Absolute value (wrapping for integers).
+    fn abs(self) -> Self;
+    /// Formats the value as Nx prints it: shortest round-trip form, `NaN`, `Inf`, `-Inf`.
+    fn format(self) -> String;
+    /// Wraps a vector of this type into a [`crate::buffer::Buffer`].
+    fn into_buffer(v: Vec<Self>) -> crate::buffer::Buffer;
+    /// Borrows the elements of a buffer if it holds this type.
+    fn slice_of(b: &crate::buffer::Buffer) -> Option<&[Self]>;
+}
+
+macro_rules! float_element {
+    ($t:ty, $d:expr, $variant:ident) => {
+        impl Element for $t {
+            const DTYPE: DType = $d;
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const LOWEST: Self = <$t>::NEG_INFINITY;
+            const HIGHEST: Self = <$t>::INFINITY;
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            fn add(self, o: Self) -> Self {
+                self + o
+            }
+            fn sub(self, o: Self) -> Self {
+                self - o
+            }
+            fn mul(self, o: Self) -> Self {
+                self * o
+            }
+            fn div(self, o: Self) -> Self {
+                self / o
+            }
+            fn pow(self, o: Self) -> Self {
+                self.powf(o)
+            }
+            fn neg(self) -> Self {
+                -self
+            }
+            fn abs(self) -> Self {
+                self.abs()
+            }
+            fn format(self) -> String {
+                if self.is_nan() {
+                    "NaN".into()
+                } else if self.is_infinite() {
+                    if self > 0.0 { "Inf" } else { "-Inf" }.into()
+                } else {
+                    // Debug is Rust's shortest round-trip form and keeps the ".0" Nx shows.
+                    format!("{:?}", self)
+                }
+            }
+            fn into_buffer(v: Vec<Self>) -> crate::buffer::Buffer {
+                crate::buffer::Buffer::$variant(v)
+            }
+            fn slice_of(b: &crate::buffer::Buffer) -> Option<&[Self]> {
+                match b {
+                    crate::buffer::Buffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+macro_rules! int_element {
+    ($t:ty, $d:expr, $variant:ident) => {
+        impl Element for $t {
+            const DTYPE: DType = $d;
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
+            const LOWEST: Self = <$t>::MIN;
+            const HIGHEST: Self = <$t>::MAX;
+            fn is_nan(self) -> bool {
+                false
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            fn add(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+            fn sub(self, o: Self) -> Self {
+                self.wrapping_sub(o)
+            }
+            fn mul(self, o: Self) -> Self {
+                self.wrapping_mul(o)
+            }
+            fn div(self, o: Self) -> Self {
+                // Never reached through the public API (integer divide is done in floats); kept
+                // total so that no input can panic.
+                self.checked_div(o).unwrap_or(0)
+            }
+            #[allow(unused_comparisons)]
+            fn pow(self, o: Self) -> Self {
+                if o < 0 {
+                    return match self.to_f64() as i64 {
+                        1 => 1,
+                        -1 => {
+                            if (o.to_f64() as i64) % 2 == 0 {
+                                1
+                            } else {
+                                self
+                            }
+                        }
+                        _ => 0,
+                    };
+                }
+                let e = u32::try_from(o.to_f64() as i64).unwrap_or(u32::MAX);
+                self.wrapping_pow(e)
+            }
+            fn neg(self) -> Self {
+                (0 as $t).wrapping_sub(self)
+            }
+            #[allow(unused_comparisons)]
+            fn abs(self) -> Self {
+                if self < 0 {
+                    self.neg()
+                } else {
+                    self
+                }
+            }
+            fn format(self) -> String {
+                self.to_string()
+            }
+            fn into_buffer(v: Vec<Self>) -> crate::buffer::Buffer {
+                crate::buffer::Buffer::$variant(v)
+            }
+            fn slice_of(b: &crate::buffer::Buffer) -> Option<&[Self]> {
+                match b {
+                    crate::buffer::Buffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+/// Float-only math, implemented by f32 and f64.
+pub trait Float: Element {
+    /// e^x.
+    fn exp(self) -> Self;
+    /// Natural logarithm.
+    fn ln(self) -> Self;
+    /// Square root.
+    fn sqrt(self) -> Self;
+    /// Hyperbolic tangent.
+    fn tanh(self) -> Self;
+    /// Sine.
+    fn sin(self) -> Self;
+    /// Cosine.
+    fn cos(self) -> Self;
+    /// Round down.
+    fn floor(self) -> Self;
+    /// Round up.
+    fn ceil(self) -> Self;
+    /// Round half away from zero.
+    fn round(self) -> Self;
+}
+
+macro_rules! float_math {
+    ($t:ty) => {
+        impl Float for $t {
+            fn exp(self) -> Self {
+                <$t>::exp(self)
+            }
+            fn ln(self) -> Self {
+                <$t>::ln(self)
+            }
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+            fn tanh(self) -> Self {
+                <$t>::tanh(self)
+            }
+            fn sin(self) -> Self {
+                <$t>::sin(self)
+            }
+            fn cos(self) -> Self {
+                <$t>::cos(self)
+            }
+            fn floor(self) -> Self {
+                <$t>::floor(self)
+            }
+            fn ceil(self) -> Self {
+                <$t>::ceil(self)
+            }
+            fn round(self) -> Self {
+                <$t>::round(self)
+            }
+        }
+    };
+}
+
+float_math!(f32);
+float_math!(f64);
+float_element!(f32, DType::F32, F32);
+float_element!(f64, DType::F64, F64);
+int_element!(u8, DType::U8, U8);
+int_element!(i32, DType::S32, S32);
+int_element!(i64, DType::S64, S64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn promotion_follows_nx() {
+        assert_eq!(DType::U8.promote(DType::S32), DType::S32);
+        assert_eq!(DType::S64.promote(DType::F32), DType::F32);
+        assert_eq!(DType::F32.promote(DType::F64), DType::F64);
+        assert_eq!(DType::S32.to_float(), DType::F32);
+        assert_eq!(DType::U8.accumulator(), DType::S64);
+    }
+
+    #[test]
+    fn integer_arithmetic_never_panics() {
+        assert_eq!(Element::add(200u8, 100), 44);
+        assert_eq!(Element::abs(i32::MIN), i32::MIN);
+        assert_eq!(Element::pow(2i64, -1), 0);
+        assert_eq!(Element::pow(-1i32, -3), -1);
+        assert_eq!(Element::div(7u8, 0), 0);
+    }
+
+    #[test]
+    fn floats_print_like_nx() {
+        assert_eq!(1.0f32.format(), "1.0");
+        assert_eq!(0.1f32.format(), "0.1");
+        assert_eq!(f64::NAN.format(), "NaN");
+        assert_eq!(f32::NEG_INFINITY.format(), "-Inf");
+    }
+}

@@ -1,0 +1,137 @@
+//! The one error type of the runtime. Every message names the shapes, dtypes and placements
+//! involved, so that a notebook user can fix the cell from the message alone.
+
+use crate::device::{Client, Device};
+use crate::dtype::DType;
+use crate::shape::fmt_shape;
+
+/// Result with the runtime's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in the runtime because of what a user asked for.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// Two shapes that must agree do not.
+    #[error("{op}: shapes {} and {} are incompatible: {reason}", fmt_shape(.lhs), fmt_shape(.rhs))]
+    ShapeMismatch {
+        /// The operation.
+        op: &'static str,
+        /// The first shape.
+        lhs: Vec<usize>,
+        /// The second shape.
+        rhs: Vec<usize>,
+        /// Why they do not fit.
+        reason: String,
+    },
+    /// Data does not fill the requested shape.
+    #[error("{op}: {len} elements cannot fill shape {} ({expected} elements)", fmt_shape(.shape))]
+    ElementCount {
+        /// The operation.
+        op: &'static str,
+        /// The requested shape.
+        shape: Vec<usize>,
+        /// Its element count.
+        expected: usize,
+        /// The number of elements given.
+        len: usize,
+    },
+    /// An axis index outside the tensor's rank.
+    #[error("{op}: axis {axis} is out of range for shape {} (rank {})", fmt_shape(.shape), .shape.len())]
+    AxisOutOfRange {
+        /// The operation.
+        op: &'static str,
+        /// The axis asked for.
+        axis: isize,
+        /// The tensor's shape.
+        shape: Vec<usize>,
+    },
+    /// An argument that is wrong for a reason other than shape or axis.
+    #[error("{op}: {message}")]
+    InvalidArgument {
+        /// The operation.
+        op: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// The tensor's dtype is not the one the caller asked for.
+    #[error("{op}: the tensor is {actual}{}, not {expected}", fmt_shape(.shape))]
+    DTypeMismatch {
+        /// The operation.
+        op: &'static str,
+        /// The dtype asked for.
+        expected: DType,
+        /// The tensor's dtype.
+        actual: DType,
+        /// The tensor's shape.
+        shape: Vec<usize>,
+    },
+    /// The op does not exist for this dtype.
+    #[error("{op} is not supported for dtype {dtype}")]
+    UnsupportedDType {
+        /// The operation.
+        op: &'static str,
+        /// The dtype given.
+        dtype: DType,
+    },
+    /// Operands live on two different devices.
+    #[error(
+        "{op}: operands are on different devices:\n  {lhs}\n  {rhs}\nmove one first, e.g. `rhs.backend_transfer(Device::parse(\"{lhs_device}\")?)?`"
+    )]
+    DeviceMismatch {
+        /// The operation.
+        op: &'static str,
+        /// Signature of the first operand (dtype, shape, placement).
+        lhs: String,
+        /// Signature of the second operand.
+        rhs: String,
+        /// Where the first operand lives (the suggested destination).
+        lhs_device: Device,
+    },
+    /// A client that cannot be used on this machine.
+    #[error("client {client} is unavailable: {reason}")]
+    ClientUnavailable {
+        /// The client.
+        client: Client,
+        /// Why (no driver, no device, not built).
+        reason: String,
+    },
+    /// No client in a preference list could be used.
+    #[error("none of the clients {wanted} is available: {reasons}")]
+    NoClientAvailable {
+        /// The clients asked for, in order.
+        wanted: String,
+        /// Why each was refused.
+        reasons: String,
+    },
+    /// A device id beyond the client's device count.
+    #[error("device {device} does not exist: client {} has {count} device(s)", .device.client)]
+    DeviceNotFound {
+        /// The device asked for.
+        device: Device,
+        /// How many devices the client has.
+        count: usize,
+    },
+    /// The tensor's memory was freed by `deallocate` or `backend_transfer`.
+    #[error("the tensor {dtype}{} on {device} was deallocated (by deallocate or backend_transfer); use the tensor backend_transfer returned", fmt_shape(.shape))]
+    Deallocated {
+        /// Where it lived.
+        device: Device,
+        /// Its dtype.
+        dtype: DType,
+        /// Its shape.
+        shape: Vec<usize>,
+    },
+    /// Memory for a tensor could not be obtained.
+    #[error("cannot allocate {dtype}{} ({bytes} bytes)", fmt_shape(.shape))]
+    Allocation {
+        /// The shape asked for.
+        shape: Vec<usize>,
+        /// The dtype asked for.
+        dtype: DType,
+        /// The bytes that would be needed.
+        bytes: u128,
+    },
+    /// A closure given to a `Serving` failed.
+    #[error("serving: {0}")]
+    Serving(String),
+}

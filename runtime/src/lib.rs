@@ -1,0 +1,48 @@
+//! # tensorbook runtime
+//!
+//! Tensors that always know where they live. Modelled on Elixir's Nx + EXLA:
+//!
+//! * a [`Tensor`] has a runtime [`DType`], a shape and a placement ([`Device`]: `binary`,
+//!   `host:0`, `cuda:0`) and prints it (`Backend<host:0>`);
+//! * the session has one default device ([`set_default_client`], [`default_device`]) that
+//!   every constructor, op, batch and [`Serving`] honours through one rule
+//!   ([`resolve_device`]): explicit argument > operands' placement > session default;
+//! * operands on two different devices are an error naming both, never a silent copy;
+//! * every failure a user can cause is an [`Error`] naming shapes, dtypes and placements.
+//!
+//! ```
+//! use tensorbook::{on, Device, DType, Tensor};
+//! let a = on(Device::host(0)).iota(DType::F32, &[2, 3], None)?;
+//! let b = a.transpose(None)?;
+//! let c = a.dot(&b)?;
+//! assert_eq!(c.to_vec::<f32>()?, vec![5.0, 14.0, 14.0, 50.0]);
+//! assert!(c.to_string().contains("Backend<host:0>"));
+//! # Ok::<(), tensorbook::Error>(())
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod backend;
+pub mod buffer;
+pub mod client;
+pub mod create;
+pub mod device;
+pub mod display;
+pub mod dtype;
+pub mod error;
+pub mod ops;
+pub mod serving;
+pub mod session;
+pub mod shape;
+pub mod tensor;
+
+pub use client::{client_info, clients, devices, set_host_device_count, ClientInfo};
+pub use create::{on, Factory};
+pub use device::{Client, Device};
+pub use display::{print_limit, set_print_limit};
+pub use dtype::{DType, Element};
+pub use error::{Error, Result};
+pub use ops::{Leftover, Operand};
+pub use serving::Serving;
+pub use session::{default_device, resolve_device, set_default_client, set_default_device};
+pub use tensor::Tensor;

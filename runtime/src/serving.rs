@@ -1,0 +1,76 @@
+//! `Serving`: runs a user function over batches of inputs on one device. Unless given a device
+//! it runs on the session default *as it is when `run` is called* — the Nx bug this project
+//! exists not to have is a serving that ran on the CPU although CUDA was the default.
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::ops::Leftover;
+use crate::session::resolve_device;
+use crate::tensor::Tensor;
+
+/// A batched computation bound to a placement.
+pub struct Serving<F> {
+    function: F,
+    batch_size: usize,
+    device: Option<Device>,
+}
+
+impl<F> Serving<F>
+where
+    F: Fn(&Tensor) -> Result<Tensor>,
+{
+    /// A serving of `function` with batches of 32 on the session default device.
+    pub fn new(function: F) -> Self {
+        Serving {
+            function,
+            batch_size: 32,
+            device: None,
+        }
+    }
+
+    /// Sets the batch size.
+    pub fn batch_size(mut self, n: usize) -> Self {
+        self.batch_size = n;
+        self
+    }
+
+    /// Pins the serving to `device` instead of the session default.
+    pub fn on(mut self, device: Device) -> Self {
+        self.device = Some(device);
+        self
+    }
+
+    /// Where the next `run` will compute: the pinned device, else the session default now.
+    pub fn device(&self) -> Result<Device> {
+        resolve_device("serving", self.device, &[])
+    }
+
+    /// Splits `input` along axis 0 into batches, copies each to the serving's device (the
+    /// serving owns its placement, as an Nx serving does), applies the function and joins the
+    /// results, dropping the padding of the last batch.
+    pub fn run(&self, input: &Tensor) -> Result<Tensor> {
+        let device = self.device()?;
+        let total = input.shape().first().copied().unwrap_or(0);
+        let mut outputs = Vec::new();
+        for batch in input.to_batched(self.batch_size, Leftover::Repeat)? {
+            let placed = if batch.device() == device {
+                batch
+            } else {
+                batch.backend_copy(device)?
+            };
+            let out = (self.function)(&placed).map_err(|e| Error::Serving(e.to_string()))?;
+            if out.rank() == 0 || out.shape()[0] != self.batch_size {
+                return Err(Error::Serving(format!(
+                    "the function must return one row per input row ({} rows), returned {}",
+                    self.batch_size,
+                    out.signature()
+                )));
+            }
+            outputs.push(out);
+        }
+        let joined = Tensor::concatenate(&outputs, 0)?;
+        let mut lengths = joined.shape().to_vec();
+        lengths[0] = total;
+        joined.slice(&vec![0; joined.rank()], &lengths, None)
+    }
+}

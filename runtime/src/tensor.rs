@@ -1,0 +1,193 @@
+//! `Tensor`: an immutable, dynamically typed n-dimensional array that knows where it lives.
+//! Cloning is cheap (the buffer is shared); `deallocate` and `backend_transfer` free the buffer
+//! for every clone, as freeing a device buffer does in EXLA.
+
+use std::sync::{Arc, RwLock};
+
+use crate::backend;
+use crate::buffer::Buffer;
+use crate::client::check_device;
+use crate::device::Device;
+use crate::dtype::{DType, Element};
+use crate::error::{Error, Result};
+use crate::shape::{fmt_shape, numel};
+
+/// A tensor's memory and the device it belongs to.
+#[derive(Debug)]
+pub(crate) struct Storage {
+    device: Device,
+    buffer: RwLock<Option<Arc<Buffer>>>,
+}
+
+/// An n-dimensional array with a runtime dtype, shape and placement.
+#[derive(Clone, Debug)]
+pub struct Tensor {
+    storage: Arc<Storage>,
+    shape: Vec<usize>,
+    dtype: DType,
+}
+
+impl Tensor {
+    /// Wraps a buffer already computed for `device`. The buffer's length must match the shape.
+    pub(crate) fn from_buffer(buffer: Buffer, shape: Vec<usize>, device: Device) -> Tensor {
+        debug_assert_eq!(buffer.len(), numel(&shape));
+        Tensor {
+            dtype: buffer.dtype(),
+            storage: Arc::new(Storage {
+                device,
+                buffer: RwLock::new(Some(Arc::new(buffer))),
+            }),
+            shape,
+        }
+    }
+
+    /// The same buffer seen with another shape of the same element count (reshape, squeeze).
+    pub(crate) fn with_shape(&self, shape: Vec<usize>) -> Tensor {
+        Tensor {
+            storage: Arc::clone(&self.storage),
+            shape,
+            dtype: self.dtype,
+        }
+    }
+
+    /// The buffer, or `Deallocated` if it was freed. Ops hold this `Arc` while they run, so a
+    /// concurrent `deallocate` frees the memory only once they finish, and no lock is held.
+    pub(crate) fn buffer(&self) -> Result<Arc<Buffer>> {
+        let guard = self
+            .storage
+            .buffer
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        guard.clone().ok_or_else(|| self.deallocated())
+    }
+
+    /// Runs `f` on the buffer, or fails with `Deallocated` if it was freed.
+    pub(crate) fn read<R>(&self, f: impl FnOnce(&Buffer) -> Result<R>) -> Result<R> {
+        f(&*self.buffer()?)
+    }
+
+    pub(crate) fn deallocated(&self) -> Error {
+        Error::Deallocated {
+            device: self.device(),
+            dtype: self.dtype,
+            shape: self.shape.clone(),
+        }
+    }
+
+    /// The dimensions.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The number of dimensions.
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// The number of elements.
+    pub fn size(&self) -> usize {
+        numel(&self.shape)
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// Where the tensor's memory lives.
+    pub fn device(&self) -> Device {
+        self.storage.device
+    }
+
+    /// Bytes the elements occupy.
+    pub fn byte_size(&self) -> usize {
+        self.size() * self.dtype.size_in_bytes()
+    }
+
+    /// True once `deallocate` or `backend_transfer` freed the memory.
+    pub fn is_deallocated(&self) -> bool {
+        self.storage
+            .buffer
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_none()
+    }
+
+    /// `f32[2][3] on host:0`: what error messages use to name a tensor.
+    pub fn signature(&self) -> String {
+        format!(
+            "{}{} on {}",
+            self.dtype,
+            fmt_shape(&self.shape),
+            self.device()
+        )
+    }
+
+    /// The elements in row-major order; `T` must be the tensor's dtype.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        self.read(|b| {
+            T::slice_of(b)
+                .map(|s| s.to_vec())
+                .ok_or(Error::DTypeMismatch {
+                    op: "to_vec",
+                    expected: T::DTYPE,
+                    actual: self.dtype,
+                    shape: self.shape.clone(),
+                })
+        })
+    }
+
+    /// The value of a tensor with one element.
+    pub fn to_scalar<T: Element>(&self) -> Result<T> {
+        if self.size() != 1 {
+            return Err(Error::InvalidArgument {
+                op: "to_scalar",
+                message: format!("{} has {} elements, not 1", self.signature(), self.size()),
+            });
+        }
+        Ok(self.to_vec::<T>()?[0])
+    }
+
+    /// Every element converted to f64 (handy for checks whatever the dtype).
+    pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
+        self.read(|b| Ok(crate::with_buffer!(b, v => v.iter().map(|x| x.to_f64()).collect())))
+    }
+
+    /// The elements as little-endian bytes.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        self.read(|b| Ok(b.to_le_bytes()))
+    }
+
+    /// A copy on `device`; the source stays valid. Copying to its own device still copies.
+    pub fn backend_copy(&self, device: Device) -> Result<Tensor> {
+        check_device(device)?;
+        backend::for_device(device)?;
+        let buffer = Buffer::clone(&*self.buffer()?);
+        Ok(Tensor::from_buffer(buffer, self.shape.clone(), device))
+    }
+
+    /// Moves the tensor to `device`: a copy there, then the source is freed (every clone of it
+    /// then prints `Deallocated`). A no-op returning the same tensor when already there.
+    pub fn backend_transfer(&self, device: Device) -> Result<Tensor> {
+        if device == self.device() {
+            self.read(|_| Ok(()))?;
+            return Ok(self.clone());
+        }
+        let moved = self.backend_copy(device)?;
+        self.deallocate()?;
+        Ok(moved)
+    }
+
+    /// Frees the memory now. Using the tensor (or any clone) afterwards is an error.
+    pub fn deallocate(&self) -> Result<()> {
+        let mut guard = self
+            .storage
+            .buffer
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        if guard.take().is_none() {
+            return Err(self.deallocated());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,181 @@
+//! Values, display and errors of the public API on known inputs.
+
+use tensorbook::{on, DType, Device, Error, Tensor};
+
+fn host() -> tensorbook::Factory {
+    on(Device::host(0))
+}
+
+#[test]
+fn known_values() {
+    let a = host()
+        .from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])
+        .unwrap();
+    assert_eq!(
+        a.sum(Some(&[1]), false).unwrap().to_vec::<f32>().unwrap(),
+        vec![6.0, 15.0]
+    );
+    assert_eq!(a.sum(Some(&[0]), true).unwrap().shape(), &[1, 3]);
+    assert_eq!(
+        a.mean(None, false).unwrap().to_scalar::<f32>().unwrap(),
+        3.5
+    );
+    assert_eq!(
+        a.argmax(Some(1), false).unwrap().to_vec::<i64>().unwrap(),
+        vec![2, 2]
+    );
+    assert_eq!(
+        a.argmin(None, false).unwrap().to_scalar::<i64>().unwrap(),
+        0
+    );
+    assert_eq!(
+        a.transpose(None).unwrap().to_vec::<f32>().unwrap(),
+        vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]
+    );
+    let v = host().from_vec(vec![1.0f32, 1.0, 1.0], &[3]).unwrap();
+    assert_eq!(a.dot(&v).unwrap().to_vec::<f32>().unwrap(), vec![6.0, 15.0]);
+    assert_eq!(v.dot(&v).unwrap().shape(), &[] as &[usize]);
+    let i = host().from_vec(vec![7i32, 2], &[2]).unwrap();
+    assert_eq!(i.divide(2).unwrap().dtype(), DType::F32);
+    assert_eq!(i.sum(None, false).unwrap().dtype(), DType::S64);
+    assert_eq!(i.exp().unwrap().dtype(), DType::F32);
+    assert_eq!(i.less(5).unwrap().to_vec::<u8>().unwrap(), vec![0, 1]);
+    assert_eq!(i.add(0.5).unwrap().to_vec::<f32>().unwrap(), vec![7.5, 2.5]);
+    let s = a.slice(&[0, 0], &[2, 2], Some(&[1, 2])).unwrap();
+    assert_eq!(s.to_vec::<f32>().unwrap(), vec![1.0, 3.0, 4.0, 6.0]);
+    let p = a
+        .put_slice(
+            &[1, 2],
+            &host().from_vec(vec![9.0f32, 9.0], &[1, 2]).unwrap(),
+        )
+        .unwrap();
+    assert_eq!(
+        p.to_vec::<f32>().unwrap(),
+        vec![1.0, 2.0, 3.0, 4.0, 9.0, 9.0]
+    );
+    let idx = host().from_vec(vec![2i64, 0], &[2]).unwrap();
+    assert_eq!(
+        a.take(&idx, 1).unwrap().to_vec::<f32>().unwrap(),
+        vec![3.0, 1.0, 6.0, 4.0]
+    );
+    let eye = host().eye(DType::S32, 2).unwrap();
+    assert_eq!(eye.to_vec::<i32>().unwrap(), vec![1, 0, 0, 1]);
+    let io = host().iota(DType::S32, &[2, 3], Some(1)).unwrap();
+    assert_eq!(io.to_vec::<i32>().unwrap(), vec![0, 1, 2, 0, 1, 2]);
+    assert_eq!(a.to_bytes().unwrap().len(), 24);
+}
+
+#[test]
+fn display_matches_nx() {
+    let a = host().from_vec(vec![0i32, 1, 2, 3], &[2, 2]).unwrap();
+    assert_eq!(
+        a.to_string(),
+        "#Tensor<s32[2][2]\n  Backend<host:0>\n  [\n    [0, 1],\n    [2, 3]\n  ]>"
+    );
+    let s = on(Device::BINARY).scalar(0.1f32).unwrap();
+    assert_eq!(s.to_string(), "#Tensor<f32\n  Backend<binary>\n  0.1>");
+    let f = host()
+        .from_vec(vec![1.0f64, f64::NAN, f64::NEG_INFINITY], &[3])
+        .unwrap();
+    assert!(f.to_string().ends_with("[1.0, NaN, -Inf]>"), "{f}");
+    let big = host().zeros(DType::F32, &[10000, 10]).unwrap();
+    let text = big.to_string();
+    assert!(
+        text.starts_with("#Tensor<f32[10000][10]\n  Backend<host:0>\n  [\n    [0.0, 0.0,"),
+        "{text}"
+    );
+    assert!(text.contains("    ...\n  ]>"), "{text}");
+    assert!(text.lines().count() < 20, "{text}");
+    let wide = host().zeros(DType::U8, &[1, 100]).unwrap();
+    assert!(wide.to_string().contains("0, ...]"), "{wide}");
+    let html = big.to_html();
+    assert!(
+        html.contains("f32[10000][10]")
+            && html.contains("Backend&lt;host:0&gt;")
+            && html.contains("<table"),
+        "{html}"
+    );
+    let bundle = a.mime_bundle();
+    assert_eq!(bundle[0].0, "text/plain");
+    assert_eq!(bundle[1].0, "text/html");
+    let cube = host().zeros(DType::F32, &[2, 2, 2]).unwrap();
+    assert!(
+        cube.to_html().contains("<pre>"),
+        "rank-3 tensors show their text form"
+    );
+}
+
+#[test]
+fn user_errors_are_values_that_name_shapes_and_dtypes() {
+    let a = host().ones(DType::F32, &[2, 3]).unwrap();
+    let b = host().ones(DType::F32, &[4, 5]).unwrap();
+    let msg = a.add(&b).unwrap_err().to_string();
+    assert!(msg.contains("[2][3]") && msg.contains("[4][5]"), "{msg}");
+    let msg = a.dot(&b).unwrap_err().to_string();
+    assert!(
+        msg.contains("dot") && msg.contains("3") && msg.contains("4"),
+        "{msg}"
+    );
+    assert!(matches!(
+        a.sum(Some(&[2]), false),
+        Err(Error::AxisOutOfRange { .. })
+    ));
+    assert!(matches!(a.reshape(&[7]), Err(Error::ShapeMismatch { .. })));
+    assert!(matches!(
+        a.to_vec::<f64>(),
+        Err(Error::DTypeMismatch { .. })
+    ));
+    assert!(a.transpose(Some(&[0, 0])).is_err());
+    assert!(a.slice(&[1, 0], &[2, 3], None).is_err());
+    assert!(a.squeeze(Some(&[0])).is_err());
+    assert!(a.broadcast(&[3]).is_err());
+    assert!(a
+        .take(&host().from_vec(vec![5i64], &[1]).unwrap(), 0)
+        .is_err());
+    assert!(a
+        .take(&host().from_vec(vec![-1i64], &[1]).unwrap(), 0)
+        .is_err());
+    assert!(a.take(&a, 0).is_err());
+    assert!(Tensor::concatenate(&[], 0).is_err());
+    assert!(host().from_vec(vec![1.0f32; 5], &[2, 3]).is_err());
+    assert!(host().random_normal(1, DType::S32, &[2], 0.0, 1.0).is_err());
+    assert!(host()
+        .random_uniform(1, DType::F32, &[2], 1.0, 1.0)
+        .is_err());
+    assert!(a.argmax(Some(5), false).is_err());
+    assert!(host()
+        .zeros(DType::F32, &[0, 3])
+        .unwrap()
+        .argmax(Some(0), false)
+        .is_err());
+}
+
+#[test]
+fn an_impossible_allocation_is_an_error_not_an_abort() {
+    for device in tensorbook::devices() {
+        let err = on(device)
+            .zeros(DType::F32, &[1_000_000, 1_000_000, 1_000])
+            .unwrap_err();
+        assert!(matches!(err, Error::Allocation { .. }), "{err}");
+        let msg = err.to_string();
+        assert!(msg.contains("f32[1000000][1000000][1000]"), "{msg}");
+        let overflow = on(device).ones(DType::F64, &[usize::MAX, 2]).unwrap_err();
+        assert!(matches!(overflow, Error::Allocation { .. }), "{overflow}");
+    }
+    // Broadcasting to an impossible shape fails the same way.
+    let one = host().ones(DType::F32, &[1]).unwrap();
+    assert!(one.broadcast(&[1_000_000, 1_000_000, 1_000]).is_err());
+}
+
+#[test]
+fn integer_edge_cases_do_not_panic() {
+    let i = host().from_vec(vec![i32::MIN, -1, 0], &[3]).unwrap();
+    let z = host().from_vec(vec![0i32, 0, 0], &[3]).unwrap();
+    assert!(i.abs().is_ok() && i.negate().is_ok());
+    assert!(i.divide(&z).unwrap().to_vec::<f32>().unwrap()[2].is_nan());
+    assert!(i
+        .pow(&host().from_vec(vec![-2i32, 40, 3], &[3]).unwrap())
+        .is_ok());
+    let u = host().from_vec(vec![250u8], &[1]).unwrap();
+    assert_eq!(u.add(10).unwrap().to_vec::<u8>().unwrap(), vec![4]);
+}

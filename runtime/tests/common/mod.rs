@@ -1,0 +1,90 @@
+//! Helpers shared by the runtime's integration tests.
+#![allow(dead_code)]
+
+use std::sync::{Mutex, MutexGuard};
+
+use tensorbook::{on, DType, Device, Result, Tensor};
+
+/// Tests that change process-wide settings (the session default, the host device count) hold
+/// this lock so that they do not observe each other's changes.
+pub fn global_settings() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Random data of `dtype` on the binary backend, in a range every op is well defined on.
+pub fn random(seed: u64, dtype: DType, shape: &[usize]) -> Tensor {
+    let (low, high) = match dtype {
+        DType::U8 => (0.0, 12.0),
+        DType::S32 | DType::S64 => (-9.0, 10.0),
+        _ => (-2.0, 2.0),
+    };
+    on(Device::BINARY)
+        .random_uniform(seed, dtype, shape, low, high)
+        .expect("small random tensor")
+}
+
+/// The tolerance a backend's result may differ from the reference by, per dtype.
+pub fn close(dtype: DType, a: f64, b: f64) -> bool {
+    if a.is_nan() || b.is_nan() {
+        return a.is_nan() && b.is_nan();
+    }
+    if a == b {
+        return true;
+    }
+    let tol = match dtype {
+        DType::F32 => 1e-4,
+        DType::F64 => 1e-10,
+        _ => 0.0,
+    };
+    (a - b).abs() <= tol * a.abs().max(b.abs()).max(1.0)
+}
+
+/// Asserts that `actual` equals the binary reference `expected` (dtype, shape, values within
+/// tolerance) and lives on `device`.
+pub fn assert_matches(what: &str, device: Device, expected: &Tensor, actual: &Tensor) {
+    assert_eq!(
+        actual.device(),
+        device,
+        "{what}: result placed on the wrong device"
+    );
+    assert_eq!(
+        actual.dtype(),
+        expected.dtype(),
+        "{what} on {device}: dtype"
+    );
+    assert_eq!(
+        actual.shape(),
+        expected.shape(),
+        "{what} on {device}: shape"
+    );
+    let (e, a) = (expected.to_f64_vec().unwrap(), actual.to_f64_vec().unwrap());
+    for (i, (x, y)) in e.iter().zip(&a).enumerate() {
+        assert!(
+            close(expected.dtype(), *x, *y),
+            "{what} on {device}: element {i}: binary gives {x}, {device} gives {y}"
+        );
+    }
+}
+
+/// Runs `op` on binary tensors and on copies of them on every other available device
+/// (`tensorbook::devices()`: host devices, and cuda ones once that backend exists), and checks
+/// every result against binary's. An error on binary must be an error everywhere.
+pub fn conform(what: &str, inputs: &[Tensor], op: impl Fn(&[Tensor]) -> Result<Tensor>) {
+    let reference = op(inputs);
+    for device in tensorbook::devices() {
+        if device == Device::BINARY {
+            continue;
+        }
+        let placed: Vec<Tensor> = inputs
+            .iter()
+            .map(|t| t.backend_copy(device).unwrap())
+            .collect();
+        match (&reference, op(&placed)) {
+            (Ok(e), Ok(a)) => assert_matches(what, device, e, &a),
+            (Err(_), Err(_)) => {}
+            (Ok(_), Err(err)) => panic!("{what}: binary succeeded, {device} failed: {err}"),
+            (Err(err), Ok(_)) => panic!("{what}: binary failed ({err}), {device} succeeded"),
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! The conformance suite: every op on every available device against the `binary` reference,
+//! over random shapes and dtypes. A new backend is covered as soon as `tensorbook::devices()`
+//! lists its devices; nothing here names a backend.
+
+mod common;
+
+use common::{conform, random};
+use proptest::prelude::*;
+use proptest::sample::select;
+use tensorbook::{DType, Leftover, Tensor};
+
+fn dtype() -> impl Strategy<Value = DType> {
+    select(DType::ALL.to_vec())
+}
+
+fn shape(max_rank: usize) -> impl Strategy<Value = Vec<usize>> {
+    prop::collection::vec(1usize..5, 0..=max_rank)
+}
+
+/// A shape and a second shape that broadcasts against it.
+fn broadcast_pair() -> impl Strategy<Value = (Vec<usize>, Vec<usize>)> {
+    shape(4).prop_flat_map(|s| {
+        let n = s.len();
+        (
+            Just(s),
+            0..=n,
+            prop::collection::vec(any::<bool>(), n),
+            any::<bool>(),
+        )
+            .prop_map(|(s, drop, ones, swap)| {
+                let other: Vec<usize> = s[drop..]
+                    .iter()
+                    .zip(&ones[drop..])
+                    .map(|(&d, &one)| if one { 1 } else { d })
+                    .collect();
+                if swap {
+                    (other, s)
+                } else {
+                    (s, other)
+                }
+            })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn elementwise_binary((sa, sb) in broadcast_pair(), da in dtype(), db in dtype(), seed in any::<u64>()) {
+        let inputs = [random(seed, da, &sa), random(seed ^ 1, db, &sb)];
+        type Op = fn(&Tensor, &Tensor) -> tensorbook::Result<Tensor>;
+        let ops: [(&str, Op); 13] = [
+            ("add", |a, b| a.add(b)),
+            ("subtract", |a, b| a.subtract(b)),
+            ("multiply", |a, b| a.multiply(b)),
+            ("divide", |a, b| a.divide(b)),
+            ("pow", |a, b| a.pow(b)),
+            ("min", |a, b| a.min(b)),
+            ("max", |a, b| a.max(b)),
+            ("equal", |a, b| a.equal(b)),
+            ("not_equal", |a, b| a.not_equal(b)),
+            ("less", |a, b| a.less(b)),
+            ("less_equal", |a, b| a.less_equal(b)),
+            ("greater", |a, b| a.greater(b)),
+            ("greater_equal", |a, b| a.greater_equal(b)),
+        ];
+        for (name, op) in ops {
+            conform(&format!("{name} {da}{sa:?} {db}{sb:?}"), &inputs, |t| op(&t[0], &t[1]));
+        }
+        conform("add number", &inputs, |t| t[0].add(2.5));
+        conform("multiply integer", &inputs, |t| t[0].multiply(3));
+    }
+
+    #[test]
+    fn unary_and_cast(s in shape(4), d in dtype(), seed in any::<u64>()) {
+        let inputs = [random(seed, d, &s)];
+        type Op = fn(&Tensor) -> tensorbook::Result<Tensor>;
+        let ops: [(&str, Op); 15] = [
+            ("negate", Tensor::negate), ("abs", Tensor::abs), ("sign", Tensor::sign),
+            ("square", Tensor::square), ("exp", Tensor::exp), ("log", Tensor::log),
+            ("sqrt", Tensor::sqrt), ("rsqrt", Tensor::rsqrt), ("tanh", Tensor::tanh),
+            ("sigmoid", Tensor::sigmoid), ("sin", Tensor::sin), ("cos", Tensor::cos),
+            ("floor", Tensor::floor), ("ceil", Tensor::ceil), ("round", Tensor::round),
+        ];
+        for (name, op) in ops {
+            conform(&format!("{name} {d}{s:?}"), &inputs, |t| op(&t[0]));
+        }
+        for to in DType::ALL {
+            conform(&format!("as_type {d}->{to}"), &inputs, |t| t[0].as_type(to));
+        }
+    }
+
+    #[test]
+    fn reductions(s in shape(4), d in dtype(), seed in any::<u64>(), mask in any::<u8>(), keep in any::<bool>()) {
+        let inputs = [random(seed, d, &s)];
+        let axes: Vec<isize> = (0..s.len()).filter(|i| mask & (1 << i) != 0).map(|i| i as isize).collect();
+        let which = if mask & 0x80 != 0 { None } else { Some(axes.as_slice()) };
+        conform(&format!("sum {d}{s:?} {which:?}"), &inputs, |t| t[0].sum(which, keep));
+        conform(&format!("product {d}{s:?} {which:?}"), &inputs, |t| t[0].product(which, keep));
+        conform(&format!("reduce_max {d}{s:?} {which:?}"), &inputs, |t| t[0].reduce_max(which, keep));
+        conform(&format!("reduce_min {d}{s:?} {which:?}"), &inputs, |t| t[0].reduce_min(which, keep));
+        conform(&format!("mean {d}{s:?} {which:?}"), &inputs, |t| t[0].mean(which, keep));
+        let axis = if s.is_empty() { None } else { Some((mask as usize % s.len()) as isize) };
+        conform(&format!("argmax {d}{s:?} {axis:?}"), &inputs, |t| t[0].argmax(axis, keep));
+        conform(&format!("argmin {d}{s:?} {axis:?}"), &inputs, |t| t[0].argmin(axis, keep));
+    }
+
+    #[test]
+    fn dot(batch in shape(2), m in 1usize..6, k in 1usize..6, n in 1usize..6, d in dtype(), ra in 1usize..4, rb in 1usize..4, seed in any::<u64>()) {
+        let make = |rank: usize, mat: Vec<usize>| -> Vec<usize> {
+            match rank { 1 => vec![mat[0]], 2 => mat, _ => batch.iter().copied().chain(mat).collect() }
+        };
+        let sa = make(ra, if ra == 1 { vec![k] } else { vec![m, k] });
+        let sb = make(rb, if rb == 1 { vec![k] } else { vec![k, n] });
+        let inputs = [random(seed, d, &sa), random(seed ^ 7, d, &sb)];
+        conform(&format!("dot {d}{sa:?}.{sb:?}"), &inputs, |t| t[0].dot(&t[1]));
+    }
+
+    #[test]
+    fn layout(s in shape(4), d in dtype(), seed in any::<u64>(), pick in any::<u64>()) {
+        let inputs = [random(seed, d, &s)];
+        let rank = s.len();
+        let mut perm: Vec<usize> = (0..rank).collect();
+        for i in (1..rank).rev() { perm.swap(i, (pick as usize >> i) % (i + 1)); }
+        conform(&format!("transpose {s:?} {perm:?}"), &inputs, |t| t[0].transpose(Some(&perm)));
+        conform(&format!("transpose {s:?}"), &inputs, |t| t[0].transpose(None));
+        let start: Vec<usize> = s.iter().enumerate().map(|(i, &dim)| (pick as usize >> (2 * i)) % dim).collect();
+        let steps: Vec<usize> = (0..rank).map(|i| 1 + (pick as usize >> (3 * i + 1)) % 2).collect();
+        let lengths: Vec<usize> = (0..rank).map(|i| (s[i] - start[i]).div_ceil(steps[i])).collect();
+        conform(&format!("slice {s:?} {start:?} {lengths:?} {steps:?}"), &inputs, |t| t[0].slice(&start, &lengths, Some(&steps)));
+        let mut big = vec![2];
+        big.extend(&s);
+        conform(&format!("broadcast {s:?}"), &inputs, |t| t[0].broadcast(&big));
+        conform(&format!("new_axis+squeeze {s:?}"), &inputs, |t| t[0].new_axis(-1)?.squeeze(None));
+        let update = random(seed ^ 3, d, &lengths);
+        let with_update = [inputs[0].clone(), update];
+        conform(&format!("put_slice {s:?} {start:?}"), &with_update, |t| t[0].put_slice(&start, &t[1]));
+        if rank > 0 {
+            let axis = (pick as usize) % rank;
+            let mut other = s.clone();
+            other[axis] = 1 + (pick as usize >> 8) % 3;
+            let parts = [inputs[0].clone(), random(seed ^ 5, DType::F32, &other)];
+            conform(&format!("concatenate {s:?} {other:?} axis {axis}"), &parts, |t| Tensor::concatenate(t, axis as isize));
+            let pair = [inputs[0].clone(), random(seed ^ 9, d, &s)];
+            conform(&format!("stack {s:?} axis {axis}"), &pair, |t| Tensor::stack(t, axis as isize));
+            let idx: Vec<i64> = (0..4).map(|i| ((pick >> (4 * i)) as usize % s[axis]) as i64).collect();
+            let indices = tensorbook::on(tensorbook::Device::BINARY).from_vec(idx, &[2, 2]).unwrap();
+            let with_idx = [inputs[0].clone(), indices];
+            conform(&format!("take {s:?} axis {axis}"), &with_idx, |t| t[0].take(&t[1], axis as isize));
+            let size = 1 + (pick as usize >> 12) % 3;
+            for leftover in [Leftover::Repeat, Leftover::Discard] {
+                conform(&format!("to_batched {s:?} {size} {leftover:?}"), &inputs, |t| {
+                    let batches = t[0].to_batched(size, leftover)?;
+                    if batches.is_empty() { return tensorbook::on(t[0].device()).zeros(d, &[0]); }
+                    Tensor::concatenate(&batches, 0)
+                });
+            }
+        }
+    }
+}
+
+/// Shapes large enough to take the host backend's parallel and gemm paths.
+#[test]
+fn large_shapes_take_the_fast_paths() {
+    let a = random(1, DType::F32, &[300, 784]);
+    let w = random(2, DType::F32, &[784, 10]);
+    conform("dot [300,784].[784,10]", &[a.clone(), w], |t| {
+        t[0].dot(&t[1])
+    });
+    let b = random(3, DType::F64, &[4, 96, 64]);
+    let c = random(4, DType::F64, &[64, 80]);
+    conform("batched dot f64", &[b, c], |t| t[0].dot(&t[1]));
+    let i = random(5, DType::S32, &[70, 50]);
+    let j = random(6, DType::S32, &[50, 40]);
+    conform("dot s32", &[i, j], |t| t[0].dot(&t[1]));
+    let row = random(7, DType::F32, &[784]);
+    let inputs = [a, row];
+    conform("add broadcast row", &inputs, |t| t[0].add(&t[1]));
+    conform("sum all", &inputs, |t| t[0].sum(None, false));
+    conform("sum axis 0", &inputs, |t| t[0].sum(Some(&[0]), true));
+    conform("mean axis 1", &inputs, |t| t[0].mean(Some(&[1]), false));
+    conform("argmax axis 0", &inputs, |t| t[0].argmax(Some(0), false));
+    conform("transpose", &inputs, |t| t[0].transpose(None));
+    conform("exp", &inputs, |t| t[0].exp());
+    conform("less", &inputs, |t| t[0].less(&t[1]));
+    let big = random(8, DType::F32, &[1 << 17]);
+    conform("sum 128k", &[big], |t| t[0].sum(None, false));
+}
+
+#[test]
+fn conformance_covers_every_available_device() {
+    let devices = tensorbook::devices();
+    println!("conformance suite devices: {devices:?}");
+    assert!(devices.contains(&tensorbook::Device::host(0)));
+    if !tensorbook::client_info(tensorbook::Client::Cuda).available {
+        println!(
+            "skipping cuda in the conformance suite: {}",
+            tensorbook::client_info(tensorbook::Client::Cuda)
+                .reason
+                .unwrap_or_default()
+        );
+    }
+}
