@@ -30,6 +30,20 @@ fn row(info: &ClientInfo) -> String {
     )
 }
 
+/// Every client as a table, followed by the session default (also `:clients` in a notebook).
+pub fn table() -> String {
+    let mut out = format!(
+        "{:<8} {:<10} {:<24} why not\n",
+        "client", "state", "devices"
+    );
+    for info in &clients() {
+        out.push_str(&row(info));
+        out.push('\n');
+    }
+    out.push_str(&format!("session default: {}", default_device()));
+    out
+}
+
 /// Prints every client as a table (or JSON) followed by the session default.
 pub fn print(json: bool) -> tensorbook::Result<()> {
     let infos = clients();
@@ -49,11 +63,7 @@ pub fn print(json: bool) -> tensorbook::Result<()> {
         let out = serde_json::json!({ "clients": list, "default": default_device().to_string() });
         println!("{out:#}");
     } else {
-        println!("{:<8} {:<10} {:<24} why not", "client", "state", "devices");
-        for info in &infos {
-            println!("{}", row(info));
-        }
-        println!("session default: {}", default_device());
+        println!("{}", table());
     }
     Ok(())
 }

@@ -1,12 +1,20 @@
-//! `tensorbook`: the command line. Today it reports what the runtime sees on this machine
-//! (`tensorbook clients`); the Jupyter kernel (`tensorbook kernel ...`) joins it with the kernel
-//! issue.
+//! `tensorbook`: the command line and the Jupyter kernel. `tensorbook kernel install` writes a
+//! kernelspec, `tensorbook kernel run` is what Jupyter starts, `tensorbook clients` reports
+//! what the runtime sees on this machine.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
 mod clients;
+mod commands;
+mod completeness;
+mod engine;
+mod history;
+mod kernelspec;
+mod server;
+mod wire;
 
 /// The tensorbook command line.
 #[derive(Parser)]
@@ -28,12 +36,116 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Install, list, remove or run the Jupyter kernel.
+    Kernel {
+        #[command(subcommand)]
+        action: KernelAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum KernelAction {
+    /// Write a kernelspec where Jupyter finds it.
+    Install {
+        /// Into the user's Jupyter data directory (the default).
+        #[arg(long, conflicts_with_all = ["sys_prefix", "prefix"])]
+        user: bool,
+        /// Into sys.prefix of the Python on PATH (e.g. the active venv).
+        #[arg(long, conflicts_with = "prefix")]
+        sys_prefix: bool,
+        /// Into DIR/share/jupyter.
+        #[arg(long, value_name = "DIR")]
+        prefix: Option<PathBuf>,
+        /// Kernelspec name.
+        #[arg(long, default_value = "tensorbook")]
+        name: String,
+        /// Name shown in launchers.
+        #[arg(long, default_value = "Rust (tensorbook)")]
+        display_name: String,
+        /// Session default client of every session of this kernelspec.
+        #[arg(long, default_value = "auto", value_parser = ["auto", "host", "cuda", "binary"])]
+        client: String,
+    },
+    /// Remove a kernelspec.
+    Uninstall {
+        /// Kernelspec name.
+        #[arg(long, default_value = "tensorbook")]
+        name: String,
+    },
+    /// List installed tensorbook kernelspecs.
+    List,
+    /// Run the kernel (what kernel.json's argv starts).
+    Run {
+        /// The connection file Jupyter wrote.
+        #[arg(long)]
+        connection_file: PathBuf,
+    },
+}
+
+fn kernel(action: KernelAction) -> Result<(), String> {
+    match action {
+        KernelAction::Install {
+            sys_prefix,
+            prefix,
+            name,
+            display_name,
+            client,
+            ..
+        } => {
+            let location = match (sys_prefix, prefix) {
+                (true, _) => kernelspec::Location::SysPrefix,
+                (_, Some(dir)) => kernelspec::Location::Prefix(dir),
+                _ => kernelspec::Location::User,
+            };
+            let spec = kernelspec::Spec {
+                name: &name,
+                display_name: &display_name,
+                client: &client,
+            };
+            let dir = kernelspec::install(&spec, &location).map_err(|e| e.to_string())?;
+            println!(
+                "installed kernelspec {name} ({display_name}, client {client}) in {}",
+                dir.display()
+            );
+            Ok(())
+        }
+        KernelAction::Uninstall { name } => {
+            for dir in kernelspec::uninstall(&name).map_err(|e| e.to_string())? {
+                println!("removed {}", dir.display());
+            }
+            Ok(())
+        }
+        KernelAction::List => {
+            let specs = kernelspec::list();
+            if specs.is_empty() {
+                println!("no tensorbook kernelspec installed; run `tensorbook kernel install`");
+            }
+            for (name, dir, display, client) in specs {
+                println!(
+                    "{name:<20} {display:<28} client {client:<7} {}",
+                    dir.display()
+                );
+            }
+            Ok(())
+        }
+        KernelAction::Run { connection_file } => {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+            runtime.block_on(server::run(&connection_file))
+        }
+    }
 }
 
 fn main() -> ExitCode {
+    // When evcxr starts this binary as its evaluation process, this never returns.
+    evcxr::runtime_hook();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Clients { json } => clients::print(json),
+        Command::Clients { json } => clients::print(json).map_err(|e| e.to_string()),
+        Command::Kernel { action } => kernel(action),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

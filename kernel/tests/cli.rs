@@ -53,3 +53,86 @@ fn unknown_commands_fail_with_usage() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("Usage"));
 }
+
+#[test]
+fn kernel_install_writes_a_spec_jupyter_can_find_and_is_idempotent() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prefix = dir.path().to_str().expect("utf-8 path");
+    for _ in 0..2 {
+        let out = tensorbook(&[
+            "kernel",
+            "install",
+            "--prefix",
+            prefix,
+            "--name",
+            "tb-cuda",
+            "--display-name",
+            "Rust (tensorbook, CUDA)",
+            "--client",
+            "cuda",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let spec_dir = dir.path().join("share/jupyter/kernels/tb-cuda");
+    let spec: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(spec_dir.join("kernel.json")).expect("kernel.json"),
+    )
+    .expect("JSON");
+    assert_eq!(spec["language"], "rust");
+    assert_eq!(spec["interrupt_mode"], "message");
+    assert_eq!(spec["env"]["TENSORBOOK_CLIENT"], "cuda");
+    assert_eq!(spec["display_name"], "Rust (tensorbook, CUDA)");
+    let argv: Vec<&str> = spec["argv"]
+        .as_array()
+        .expect("argv")
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert!(
+        argv.contains(&"{connection_file}") && argv.contains(&"run"),
+        "{argv:?}"
+    );
+    assert!(spec_dir.join("logo-32x32.png").is_file() && spec_dir.join("logo-64x64.png").is_file());
+
+    let listed = Command::new(env!("CARGO_BIN_EXE_tensorbook"))
+        .args(["kernel", "list"])
+        .env("JUPYTER_PATH", dir.path().join("share/jupyter"))
+        .output()
+        .expect("list");
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("tb-cuda"));
+    let removed = Command::new(env!("CARGO_BIN_EXE_tensorbook"))
+        .args(["kernel", "uninstall", "--name", "tb-cuda"])
+        .env("JUPYTER_PATH", dir.path().join("share/jupyter"))
+        .output()
+        .expect("uninstall");
+    assert!(removed.status.success());
+    assert!(!spec_dir.exists());
+}
+
+#[test]
+fn kernel_install_errors_are_clear() {
+    let out = tensorbook(&["kernel", "install", "--prefix", "/proc/no-such-dir"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot create") && err.contains("/proc/no-such-dir"),
+        "{err}"
+    );
+    let out = tensorbook(&[
+        "kernel",
+        "install",
+        "--prefix",
+        "/tmp",
+        "--name",
+        "bad name!",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("kernel name"));
+    let out = tensorbook(&["kernel", "run", "--connection-file", "/nonexistent.json"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read connection file"));
+}

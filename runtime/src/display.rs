@@ -182,3 +182,9 @@ impl fmt::Display for Tensor {
         f.write_str(&self.to_text(print_limit()))
     }
 }
+
+impl fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}

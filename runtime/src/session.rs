@@ -16,7 +16,27 @@ use crate::tensor::Tensor;
 /// `binary`, or a device such as `host:1`); the kernelspec's `--client` sets it.
 pub const DEFAULT_CLIENT_ENV: &str = "TENSORBOOK_CLIENT";
 
+/// The environment variable naming a file that holds the session default. A notebook kernel
+/// sets it so that the kernel (`:client`) and the process evaluating cells share one default,
+/// which also survives a restart of that process.
+pub const SESSION_FILE_ENV: &str = "TENSORBOOK_SESSION_FILE";
+
 static DEFAULT: RwLock<Option<Device>> = RwLock::new(None);
+
+/// The default stored in the session file, if there is a readable, valid one.
+fn from_session_file() -> Option<Device> {
+    let path = std::env::var_os(SESSION_FILE_ENV)?;
+    let text = std::fs::read_to_string(path).ok()?;
+    Device::parse(text.trim()).ok()
+}
+
+fn to_session_file(device: Device) {
+    if let Some(path) = std::env::var_os(SESSION_FILE_ENV) {
+        // Best effort: the in-process default is already set; a kernel that cannot write its
+        // own session file reports that itself.
+        let _ = std::fs::write(path, device.to_string());
+    }
+}
 
 fn initial_default() -> Device {
     let wanted = std::env::var(DEFAULT_CLIENT_ENV).unwrap_or_default();
@@ -55,6 +75,9 @@ fn first_available(clients: &[Client]) -> Result<Device> {
 
 /// Where new work goes when neither an argument nor an operand says otherwise.
 pub fn default_device() -> Device {
+    if let Some(d) = from_session_file() {
+        return d;
+    }
     if let Some(d) = *DEFAULT.read().unwrap_or_else(|e| e.into_inner()) {
         return d;
     }
@@ -66,6 +89,7 @@ pub fn default_device() -> Device {
 pub fn set_default_device(device: Device) -> Result<Device> {
     check_device(device)?;
     *DEFAULT.write().unwrap_or_else(|e| e.into_inner()) = Some(device);
+    to_session_file(device);
     Ok(device)
 }
 

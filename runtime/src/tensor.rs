@@ -19,8 +19,9 @@ pub(crate) struct Storage {
     buffer: RwLock<Option<Arc<Buffer>>>,
 }
 
-/// An n-dimensional array with a runtime dtype, shape and placement.
-#[derive(Clone, Debug)]
+/// An n-dimensional array with a runtime dtype, shape and placement. `Debug` and `Display`
+/// both print the Nx form (see `display.rs`).
+#[derive(Clone)]
 pub struct Tensor {
     storage: Arc<Storage>,
     shape: Vec<usize>,

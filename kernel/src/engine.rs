@@ -1,0 +1,445 @@
+//! The evaluation engine: one evcxr `CommandContext` owned by a dedicated thread. Requests come
+//! in over a channel and answers go back on one-shot channels, so the protocol side never
+//! blocks on compilation (kernel_info is answered while evcxr is still starting).
+
+use std::path::PathBuf;
+use std::process::Child;
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread;
+
+use tokio::sync::oneshot;
+
+/// Which output stream a line came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    /// stdout
+    Stdout,
+    /// stderr
+    Stderr,
+}
+
+impl Stream {
+    /// The Jupyter stream name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+        }
+    }
+}
+
+/// Receives output while a cell runs.
+pub type OutputSink = Arc<dyn Fn(Stream, String) + Send + Sync>;
+
+/// A failed cell, as Jupyter reports it.
+#[derive(Clone, Debug)]
+pub struct CellError {
+    /// Error class (`CompilationError`, `Panic`, ...).
+    pub ename: String,
+    /// One-line summary.
+    pub evalue: String,
+    /// The readable report, one entry per line.
+    pub traceback: Vec<String>,
+}
+
+/// What a successful cell produced: its final value as a mime bundle (may be empty).
+pub type CellData = Vec<(String, String)>;
+
+/// A completion answer, in byte offsets of the cell.
+pub struct CompletionAnswer {
+    /// Candidates.
+    pub matches: Vec<String>,
+    /// Start of the replaced range.
+    pub start: usize,
+    /// End of the replaced range.
+    pub end: usize,
+}
+
+enum Request {
+    Execute(String, oneshot::Sender<Result<CellData, CellError>>),
+    Complete(
+        String,
+        usize,
+        oneshot::Sender<Result<CompletionAnswer, String>>,
+    ),
+    Inspect(
+        String,
+        usize,
+        oneshot::Sender<Result<(String, String), String>>,
+    ),
+    Vars(oneshot::Sender<Vec<(String, String)>>),
+}
+
+/// Handle to the evaluation thread.
+pub struct Engine {
+    requests: mpsc::Sender<Request>,
+    child: Arc<Mutex<Option<Arc<Mutex<Child>>>>>,
+}
+
+/// Where the runtime crate's sources are, for `:dep tensorbook`.
+fn runtime_path() -> PathBuf {
+    std::env::var_os("TENSORBOOK_RUNTIME_PATH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../runtime")))
+}
+
+/// Code run before the first cell: the runtime as a dependency, and its names in scope.
+pub fn prelude() -> String {
+    let path = runtime_path();
+    let path = path.canonicalize().unwrap_or(path);
+    format!(
+        ":dep tensorbook = {{ path = {:?} }}\nuse tensorbook::{{clear_output, display, on, Client, DType, Device, Html, Leftover, Serving, Svg, Tensor}};",
+        path.to_string_lossy()
+    )
+}
+
+fn cell_error(error: evcxr::Error) -> CellError {
+    match error {
+        evcxr::Error::CompilationErrors(errors) => {
+            let evalue = errors
+                .first()
+                .map(|e| e.message())
+                .unwrap_or_else(|| "compilation failed".into());
+            let traceback = errors
+                .iter()
+                .flat_map(|e| {
+                    let text = if e.is_from_user_code() {
+                        e.rendered()
+                    } else {
+                        e.message()
+                    };
+                    text.lines().map(str::to_string).collect::<Vec<_>>()
+                })
+                .collect();
+            CellError {
+                ename: "CompilationError".into(),
+                evalue,
+                traceback,
+            }
+        }
+        evcxr::Error::SubprocessTerminated(msg) => CellError {
+            ename: "EvaluationProcessTerminated".into(),
+            evalue: msg.clone(),
+            traceback: vec![
+                msg,
+                "The evaluation process was restarted; variables defined so far are lost.".into(),
+            ],
+        },
+        other => {
+            let msg = other.to_string();
+            let ename = if msg.to_lowercase().contains("panic") {
+                "Panic"
+            } else {
+                "Error"
+            };
+            CellError {
+                ename: ename.into(),
+                evalue: msg.lines().next().unwrap_or("").to_string(),
+                traceback: msg.lines().map(str::to_string).collect(),
+            }
+        }
+    }
+}
+
+impl Engine {
+    /// Starts the evaluation thread; evcxr and the prelude start in the background and the
+    /// first request waits for them.
+    pub fn start(sink: OutputSink) -> Engine {
+        let (tx, rx) = mpsc::channel::<Request>();
+        let child: Arc<Mutex<Option<Arc<Mutex<Child>>>>> = Arc::default();
+        let child_slot = Arc::clone(&child);
+        thread::Builder::new()
+            .name("evcxr".into())
+            .spawn(move || run(rx, sink, child_slot))
+            .ok();
+        Engine {
+            requests: tx,
+            child,
+        }
+    }
+
+    fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Request) -> oneshot::Receiver<T> {
+        let (tx, rx) = oneshot::channel();
+        // If the thread is gone the receiver reports it as a closed channel.
+        let _ = self.requests.send(make(tx));
+        rx
+    }
+
+    /// Runs a cell.
+    pub async fn execute(&self, code: String) -> Result<CellData, CellError> {
+        self.ask(|tx| Request::Execute(code, tx))
+            .await
+            .unwrap_or_else(|_| Err(gone()))
+    }
+
+    /// Completions at a byte offset.
+    pub async fn complete(&self, code: String, pos: usize) -> Result<CompletionAnswer, String> {
+        self.ask(|tx| Request::Complete(code, pos, tx))
+            .await
+            .unwrap_or_else(|_| Err("the evaluation engine stopped".into()))
+    }
+
+    /// Hover information at a byte offset: (plain text, html).
+    pub async fn inspect(&self, code: String, pos: usize) -> Result<(String, String), String> {
+        self.ask(|tx| Request::Inspect(code, pos, tx))
+            .await
+            .unwrap_or_else(|_| Err("the evaluation engine stopped".into()))
+    }
+
+    /// Variables defined so far, with their types.
+    pub async fn vars(&self) -> Vec<(String, String)> {
+        self.ask(Request::Vars).await.unwrap_or_default()
+    }
+
+    /// Stops the running cell by ending the evaluation process (evcxr restarts it); returns
+    /// whether there was one to stop.
+    pub fn interrupt(&self) -> bool {
+        let slot = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        match slot.as_ref() {
+            Some(child) => child
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .kill()
+                .is_ok(),
+            None => false,
+        }
+    }
+}
+
+fn gone() -> CellError {
+    CellError {
+        ename: "EngineStopped".into(),
+        evalue: "the evaluation engine stopped".into(),
+        traceback: vec!["the evaluation engine stopped; restart the kernel".into()],
+    }
+}
+
+/// A panic seen on the evaluation process's stderr: evcxr reports a panicking cell as a
+/// success with a backtrace on stderr, so the kernel recognises the panic message and turns it
+/// into the cell's error (the backtrace frames are evcxr's own, and are dropped).
+#[derive(Clone, Debug, Default)]
+pub struct PanicReport {
+    /// `thread '...' panicked at src/lib.rs:3:1:`
+    pub location: String,
+    /// The panic message lines.
+    pub message: Vec<String>,
+}
+
+#[derive(Default)]
+enum StderrState {
+    #[default]
+    Normal,
+    Message,
+    Backtrace,
+}
+
+/// Splits stderr into what the user printed and panic reports.
+#[derive(Default)]
+struct StderrFilter {
+    state: StderrState,
+}
+
+impl StderrFilter {
+    /// Returns the line to show, or None when it belongs to a panic report.
+    fn line(&mut self, line: String, panic: &Mutex<Option<PanicReport>>) -> Option<String> {
+        let mut slot = panic.lock().unwrap_or_else(|e| e.into_inner());
+        match self.state {
+            StderrState::Normal
+                if line.starts_with("thread '") && line.contains(" panicked at ") =>
+            {
+                *slot = Some(PanicReport {
+                    location: line,
+                    message: Vec::new(),
+                });
+                self.state = StderrState::Message;
+                None
+            }
+            StderrState::Normal => Some(line),
+            StderrState::Message if line == "stack backtrace:" => {
+                self.state = StderrState::Backtrace;
+                None
+            }
+            StderrState::Message if line.starts_with("note: run with `RUST_BACKTRACE") => {
+                self.state = StderrState::Normal;
+                None
+            }
+            StderrState::Message => {
+                if let Some(report) = slot.as_mut() {
+                    report.message.push(line);
+                }
+                None
+            }
+            StderrState::Backtrace => {
+                if line.starts_with("note: ") {
+                    self.state = StderrState::Normal;
+                }
+                None
+            }
+        }
+    }
+}
+
+/// Forwards the evaluation process's output to the sink as it arrives. A flush request
+/// (sent when a cell finishes) drains what is still queued — stderr arrives on its own thread
+/// in evcxr, so a short quiet period is awaited — and is acknowledged only after everything was
+/// handed to the sink: the cell's output always precedes its result and the idle status.
+fn forward(
+    stdout: crossbeam_channel::Receiver<String>,
+    stderr: crossbeam_channel::Receiver<String>,
+    flush: crossbeam_channel::Receiver<mpsc::Sender<()>>,
+    sink: OutputSink,
+    panic: Arc<Mutex<Option<PanicReport>>>,
+) {
+    thread::spawn(move || {
+        let mut filter = StderrFilter::default();
+        let mut err_line = |line: String| {
+            if let Some(line) = filter.line(line, &panic) {
+                sink(Stream::Stderr, format!("{line}\n"));
+            }
+        };
+        loop {
+            crossbeam_channel::select! {
+                recv(stdout) -> line => match line {
+                    Ok(line) => sink(Stream::Stdout, format!("{line}\n")),
+                    Err(_) => return,
+                },
+                recv(stderr) -> line => match line {
+                    Ok(line) => err_line(line),
+                    Err(_) => return,
+                },
+                recv(flush) -> ack => {
+                    let Ok(ack) = ack else { return };
+                    let mut quiet = 0;
+                    while quiet < 3 {
+                        let mut any = false;
+                        while let Ok(line) = stdout.try_recv() {
+                            sink(Stream::Stdout, format!("{line}\n"));
+                            any = true;
+                        }
+                        while let Ok(line) = stderr.try_recv() {
+                            err_line(line);
+                            any = true;
+                        }
+                        if any {
+                            quiet = 0;
+                        } else {
+                            quiet += 1;
+                            thread::sleep(std::time::Duration::from_millis(3));
+                        }
+                    }
+                    let _ = ack.send(());
+                }
+            }
+        }
+    });
+}
+
+/// Byte offsets where evcxr's completion range lies, clamped to char boundaries of `code`.
+fn clamp(code: &str, mut at: usize) -> usize {
+    at = at.min(code.len());
+    while !code.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+fn run(
+    rx: mpsc::Receiver<Request>,
+    sink: OutputSink,
+    child_slot: Arc<Mutex<Option<Arc<Mutex<Child>>>>>,
+) {
+    let (flush_tx, flush_rx) = crossbeam_channel::unbounded::<mpsc::Sender<()>>();
+    let flush = move || {
+        let (ack_tx, ack_rx) = mpsc::channel();
+        if flush_tx.send(ack_tx).is_ok() {
+            let _ = ack_rx.recv_timeout(std::time::Duration::from_secs(5));
+        }
+    };
+    let panic: Arc<Mutex<Option<PanicReport>>> = Arc::default();
+    let panic_slot = Arc::clone(&panic);
+    let started = evcxr::CommandContext::new().and_then(|(mut ctx, outputs)| {
+        forward(
+            outputs.stdout,
+            outputs.stderr,
+            flush_rx,
+            Arc::clone(&sink),
+            panic_slot,
+        );
+        ctx.execute(&prelude())?;
+        Ok(ctx)
+    });
+    let mut ctx = match started {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            let error = CellError {
+                ename: "EngineStartFailed".into(),
+                evalue: format!("evcxr could not start: {e}"),
+                traceback: e.to_string().lines().map(str::to_string).collect(),
+            };
+            for request in rx {
+                match request {
+                    Request::Execute(_, tx) => drop(tx.send(Err(error.clone()))),
+                    Request::Complete(_, _, tx) => drop(tx.send(Err(error.evalue.clone()))),
+                    Request::Inspect(_, _, tx) => drop(tx.send(Err(error.evalue.clone()))),
+                    Request::Vars(tx) => drop(tx.send(Vec::new())),
+                }
+            }
+            return;
+        }
+    };
+    *child_slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(ctx.process_handle());
+    for request in rx {
+        match request {
+            Request::Execute(code, tx) => {
+                *panic.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                let result = ctx
+                    .execute(&code)
+                    .map(|out| {
+                        let mut data: CellData = out.content_by_mime_type.into_iter().collect();
+                        data.sort();
+                        data
+                    })
+                    .map_err(cell_error);
+                // evcxr may have restarted its process: keep interrupt pointed at the live one.
+                *child_slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(ctx.process_handle());
+                flush();
+                let panicked = panic.lock().unwrap_or_else(|e| e.into_inner()).take();
+                let result = match (result, panicked) {
+                    (Ok(_), Some(report)) => Err(CellError {
+                        ename: "Panic".into(),
+                        evalue: report.message.join("\n"),
+                        traceback: std::iter::once(report.location)
+                            .chain(report.message)
+                            .collect(),
+                    }),
+                    (other, _) => other,
+                };
+                let _ = tx.send(result);
+            }
+            Request::Complete(code, pos, tx) => {
+                let answer = ctx
+                    .completions(&code, clamp(&code, pos))
+                    .map(|c| CompletionAnswer {
+                        matches: c.completions.into_iter().map(|c| c.code).collect(),
+                        start: clamp(&code, c.start_offset),
+                        end: clamp(&code, c.end_offset),
+                    })
+                    .map_err(|e| e.to_string());
+                let _ = tx.send(answer);
+            }
+            Request::Inspect(code, pos, tx) => {
+                let _ = tx.send(
+                    ctx.hover_at(&code, clamp(&code, pos))
+                        .map_err(|e| e.to_string()),
+                );
+            }
+            Request::Vars(tx) => {
+                let vars = ctx
+                    .variables_and_types()
+                    .map(|(n, t)| (n.to_string(), t.to_string()))
+                    .collect();
+                let _ = tx.send(vars);
+            }
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Rich output from inside a running notebook cell: `display` sends a mime bundle at once (not
+//! at the end of the cell), a [`DisplayHandle`] updates it in place, and [`clear_output`]
+//! clears the cell's output — the pieces a progress display is made of.
+//!
+//! Inside a tensorbook kernel the messages go to the kernel over a local socket named by
+//! `TENSORBOOK_DISPLAY_SOCKET`; anywhere else `display` prints the text/plain form to stdout.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::tensor::Tensor;
+
+/// The environment variable holding the kernel's display socket path.
+pub const DISPLAY_SOCKET_ENV: &str = "TENSORBOOK_DISPLAY_SOCKET";
+
+/// A value that can show itself as a mime bundle.
+pub trait Displayable {
+    /// `(mime type, content)` pairs; the first should be `text/plain`.
+    fn mime_bundle(&self) -> Vec<(&'static str, String)>;
+}
+
+impl Displayable for Tensor {
+    fn mime_bundle(&self) -> Vec<(&'static str, String)> {
+        Tensor::mime_bundle(self)
+    }
+}
+
+impl Displayable for str {
+    fn mime_bundle(&self) -> Vec<(&'static str, String)> {
+        vec![("text/plain", self.to_string())]
+    }
+}
+
+impl Displayable for String {
+    fn mime_bundle(&self) -> Vec<(&'static str, String)> {
+        self.as_str().mime_bundle()
+    }
+}
+
+/// HTML to render as such (with its text as the plain fallback).
+pub struct Html(pub String);
+
+impl Displayable for Html {
+    fn mime_bundle(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("text/plain", "[HTML]".to_string()),
+            ("text/html", self.0.clone()),
+        ]
+    }
+}
+
+/// SVG to render as an image.
+pub struct Svg(pub String);
+
+impl Displayable for Svg {
+    fn mime_bundle(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("text/plain", "[SVG image]".to_string()),
+            ("image/svg+xml", self.0.clone()),
+        ]
+    }
+}
+
+fn bundle_json(bundle: &[(&'static str, String)]) -> serde_json::Value {
+    serde_json::Value::Object(
+        bundle
+            .iter()
+            .map(|(k, v)| (k.to_string(), serde_json::Value::String(v.clone())))
+            .collect(),
+    )
+}
+
+/// Sends one JSON line to the kernel; false when not inside a tensorbook kernel.
+fn send(line: &str) -> bool {
+    #[cfg(unix)]
+    {
+        if let Some(path) = std::env::var_os(DISPLAY_SOCKET_ENV) {
+            if let Ok(mut stream) = std::os::unix::net::UnixStream::connect(path) {
+                if stream.write_all(format!("{line}\n").as_bytes()).is_err() {
+                    return false;
+                }
+                // Wait for the kernel to acknowledge: the message is then on its way to the
+                // frontend before anything this cell does next (and before the cell's result).
+                let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+                let mut ack = [0u8; 1];
+                let _ = std::io::Read::read_exact(&mut stream, &mut ack);
+                return true;
+            }
+        }
+    }
+    let _ = line;
+    false
+}
+
+/// A display that can be replaced in place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DisplayHandle {
+    id: String,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+impl DisplayHandle {
+    /// The display id Jupyter knows it by.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Replaces what this display shows.
+    pub fn update(&self, value: &(impl Displayable + ?Sized)) {
+        let bundle = value.mime_bundle();
+        let line = serde_json::json!({ "type": "update", "display_id": self.id, "data": bundle_json(&bundle) });
+        if !send(&line.to_string()) {
+            print_plain(&bundle);
+        }
+    }
+}
+
+fn print_plain(bundle: &[(&'static str, String)]) {
+    if let Some((_, text)) = bundle.iter().find(|(m, _)| *m == "text/plain") {
+        println!("{text}");
+    }
+}
+
+/// Shows `value` now, in the middle of the cell, and returns a handle to update it.
+pub fn display(value: &(impl Displayable + ?Sized)) -> DisplayHandle {
+    // Each notebook cell may link its own copy of this crate (and of this counter), so the
+    // time makes ids unique across cells.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let id = format!(
+        "tensorbook-{}-{nanos}-{}",
+        std::process::id(),
+        NEXT_ID.fetch_add(1, Ordering::Relaxed)
+    );
+    let bundle = value.mime_bundle();
+    let line =
+        serde_json::json!({ "type": "display", "display_id": id, "data": bundle_json(&bundle) });
+    if !send(&line.to_string()) {
+        print_plain(&bundle);
+    }
+    DisplayHandle { id }
+}
+
+/// Clears the cell's output; with `wait`, only once new output arrives (no flicker).
+pub fn clear_output(wait: bool) {
+    send(&serde_json::json!({ "type": "clear", "wait": wait }).to_string());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundles_are_json_objects() {
+        let b = bundle_json(&[("text/plain", "x\n\"".into()), ("text/html", "<b>".into())]);
+        assert_eq!(b["text/plain"], "x\n\"");
+        assert_eq!(b["text/html"], "<b>");
+    }
+
+    #[test]
+    fn outside_a_kernel_display_prints_and_returns_a_handle() {
+        let h = display("plain text");
+        assert!(h.id().starts_with("tensorbook-"));
+        h.update("again");
+        clear_output(false);
+    }
+}

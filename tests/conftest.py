@@ -1,0 +1,73 @@
+"""Fixtures that run the real `tensorbook` kernel through jupyter_client.
+
+The kernelspec is written by `tensorbook kernel install --prefix` into a temporary directory
+that JUPYTER_PATH points at, so every test also exercises the install command.
+"""
+import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+from jupyter_client.manager import start_new_kernel
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+BINARY = pathlib.Path(os.environ.get("TENSORBOOK_BIN", ROOT / "target" / "debug" / "tensorbook"))
+# The first cell of a session waits for evcxr to start and to build the runtime once.
+FIRST_CELL_TIMEOUT = 900
+TIMEOUT = 120
+
+_prefix = tempfile.mkdtemp(prefix="tensorbook-spec-")
+os.environ["JUPYTER_PATH"] = os.path.join(_prefix, "share", "jupyter")
+os.environ["TENSORBOOK_HISTORY_DIR"] = os.path.join(_prefix, "history")
+os.environ.setdefault("TENSORBOOK_HOST_DEVICES", "2")
+
+
+def install(*args):
+    if not BINARY.exists():
+        pytest.exit(f"{BINARY} is missing: build it first (cargo build)", returncode=2)
+    return subprocess.run(
+        [str(BINARY), "kernel", "install", "--prefix", _prefix, *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+
+
+install()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_prefix, ignore_errors=True)
+
+
+def run_cell(kc, code, timeout=TIMEOUT, **kwargs):
+    """Executes `code` and returns (reply, iopub messages up to idle)."""
+    msg_id = kc.execute(code, **kwargs)
+    reply = kc.get_shell_msg(timeout=timeout)
+    while reply["parent_header"].get("msg_id") != msg_id:
+        reply = kc.get_shell_msg(timeout=timeout)
+    outputs = []
+    while True:
+        msg = kc.get_iopub_msg(timeout=timeout)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        outputs.append(msg)
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            break
+    return reply, outputs
+
+
+def stdout_of(outputs):
+    return "".join(m["content"]["text"] for m in outputs if m["msg_type"] == "stream" and m["content"]["name"] == "stdout")
+
+
+@pytest.fixture(scope="session")
+def kernel():
+    km, kc = start_new_kernel(kernel_name="tensorbook", startup_timeout=60)
+    reply, _ = run_cell(kc, "let warm_up = 1;", timeout=FIRST_CELL_TIMEOUT)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    yield km, kc
+    kc.stop_channels()
+    km.shutdown_kernel(now=False)
