@@ -386,13 +386,16 @@ pub async fn run(connection_file: &Path) -> Result<(), String> {
             info.signature_scheme
         ));
     }
-    let state_dir = tempfile_dir()?;
+    let state_dir = tempfile::Builder::new()
+        .prefix("tensorbook-kernel-")
+        .tempdir()
+        .map_err(|e| format!("cannot create the kernel's state directory: {e}"))?;
     init_session_default(state_dir.path());
 
     let signer = Arc::new(Signer::new(&info.key));
     let session = uuid::Uuid::new_v4().to_string();
-    let mut shell = bind(zeromq::RouterSocket::new(), &info.shell_url()).await?;
-    let mut control = bind(zeromq::RouterSocket::new(), &info.control_url()).await?;
+    let shell = bind(zeromq::RouterSocket::new(), &info.shell_url()).await?;
+    let control = bind(zeromq::RouterSocket::new(), &info.control_url()).await?;
     let mut iopub = bind(zeromq::PubSocket::new(), &info.iopub_url()).await?;
     let _stdin = bind(zeromq::RouterSocket::new(), &info.stdin_url()).await?;
     let mut heartbeat = bind(zeromq::RepSocket::new(), &info.hb_url()).await?;
@@ -463,48 +466,8 @@ pub async fn run(connection_file: &Path) -> Result<(), String> {
         buffers: Vec::new(),
     });
 
-    let control_kernel = Arc::clone(&kernel);
-    let control_task = tokio::spawn(async move {
-        loop {
-            let Ok(raw) = control.recv().await else { break };
-            let Some(msg) = decode(&control_kernel.signer, raw, "control") else {
-                continue;
-            };
-            control_kernel.status(&msg, "busy");
-            let (reply, after) = control_kernel.handle(&msg).await;
-            if let Some(frames) = reply.and_then(|r| to_frames(control_kernel.signer.encode(&r))) {
-                let _ = control.send(frames).await;
-            }
-            control_kernel.status(&msg, "idle");
-            if matches!(after, After::Exit) {
-                return;
-            }
-        }
-    });
-
-    let shell_kernel = Arc::clone(&kernel);
-    let shell_task = tokio::spawn(async move {
-        loop {
-            let Ok(raw) = shell.recv().await else { break };
-            let Some(msg) = decode(&shell_kernel.signer, raw, "shell") else {
-                continue;
-            };
-            shell_kernel.status(&msg, "busy");
-            let (reply, after) = shell_kernel.handle(&msg).await;
-            // Requests queued behind a failed cell are aborted before its reply goes out, so
-            // that nothing the client sends after seeing the error is mistaken for them.
-            if matches!(after, After::AbortQueued) {
-                abort_queued(&shell_kernel, &mut shell).await;
-            }
-            if let Some(frames) = reply.and_then(|r| to_frames(shell_kernel.signer.encode(&r))) {
-                let _ = shell.send(frames).await;
-            }
-            shell_kernel.status(&msg, "idle");
-            if matches!(after, After::Exit) {
-                return;
-            }
-        }
-    });
+    let control_task = tokio::spawn(serve(Arc::clone(&kernel), control, "control"));
+    let shell_task = tokio::spawn(serve(Arc::clone(&kernel), shell, "shell"));
 
     tokio::select! {
         _ = control_task => {},
@@ -514,32 +477,6 @@ pub async fn run(connection_file: &Path) -> Result<(), String> {
     tokio::time::sleep(Duration::from_millis(100)).await;
     drop(state_dir);
     Ok(())
-}
-
-fn tempfile_dir() -> Result<TempDir, String> {
-    TempDir::new()
-}
-
-/// A per-kernel scratch directory removed at exit.
-struct TempDir(std::path::PathBuf);
-
-impl TempDir {
-    fn new() -> Result<TempDir, String> {
-        let dir = std::env::temp_dir().join(format!("tensorbook-kernel-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        Ok(TempDir(dir))
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// Listens for `tensorbook::display` messages from the evaluation process and publishes them
@@ -595,6 +532,31 @@ fn start_display_listener(
         }
     });
     Ok(())
+}
+
+/// Serves one ROUTER socket (shell or control) until a shutdown request: each request is
+/// wrapped in busy/idle and answered on the same socket.
+async fn serve(kernel: Arc<Kernel>, mut socket: zeromq::RouterSocket, channel: &'static str) {
+    loop {
+        let Ok(raw) = socket.recv().await else { return };
+        let Some(msg) = decode(&kernel.signer, raw, channel) else {
+            continue;
+        };
+        kernel.status(&msg, "busy");
+        let (reply, after) = kernel.handle(&msg).await;
+        // Requests queued behind a failed cell are aborted before its reply goes out, so
+        // that nothing the client sends after seeing the error is mistaken for them.
+        if matches!(after, After::AbortQueued) {
+            abort_queued(&kernel, &mut socket).await;
+        }
+        if let Some(frames) = reply.and_then(|r| to_frames(kernel.signer.encode(&r))) {
+            let _ = socket.send(frames).await;
+        }
+        kernel.status(&msg, "idle");
+        if matches!(after, After::Exit) {
+            return;
+        }
+    }
 }
 
 fn decode(signer: &Signer, raw: ZmqMessage, channel: &str) -> Option<Message> {

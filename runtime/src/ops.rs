@@ -94,11 +94,11 @@ impl Tensor {
         Ok(Tensor::from_buffer(out, shape, device))
     }
 
-    /// Converts this tensor to `dtype`.
+    /// Converts this tensor to `dtype` (the same tensor when it already has that dtype:
+    /// tensors are immutable, so nothing is copied).
     pub fn as_type(&self, dtype: DType) -> Result<Tensor> {
         let device = resolve_device("as_type", None, &[self])?;
-        let out = backend_of(device)?.cast(&*self.buffer()?, dtype)?;
-        Ok(Tensor::from_buffer(out, self.shape().to_vec(), device))
+        self.converted(dtype, device)
     }
 
     fn binary_op(&self, op: BinaryOp, rhs: Operand<'_>) -> Result<Tensor> {
