@@ -64,9 +64,10 @@ macro_rules! with_dtype {
     };
 }
 
-/// Allocates a vector of `len` elements without aborting when memory runs out: an impossible
-/// size comes back as `Error::Allocation` naming the request.
-pub fn try_alloc<T: Element>(len: usize, fill: T, shape: &[usize]) -> Result<Vec<T>> {
+/// Reserves room for `len` elements (length 0) without aborting when memory runs out: an
+/// impossible size comes back as `Error::Allocation` naming the request. Callers that fill the
+/// vector in parallel use this directly, so the first touch of each page happens in parallel.
+pub fn try_reserve<T: Element>(len: usize, shape: &[usize]) -> Result<Vec<T>> {
     let too_large = || Error::Allocation {
         shape: shape.to_vec(),
         dtype: T::DTYPE,
@@ -80,6 +81,12 @@ pub fn try_alloc<T: Element>(len: usize, fill: T, shape: &[usize]) -> Result<Vec
     }
     let mut v = Vec::new();
     v.try_reserve_exact(len).map_err(|_| too_large())?;
+    Ok(v)
+}
+
+/// Allocates a vector of `len` copies of `fill`, with the same errors as [`try_reserve`].
+pub fn try_alloc<T: Element>(len: usize, fill: T, shape: &[usize]) -> Result<Vec<T>> {
+    let mut v = try_reserve(len, shape)?;
     v.resize(len, fill);
     Ok(v)
 }

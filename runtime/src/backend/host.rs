@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 
 use super::{ArgOp, Backend, BinaryOp, ReduceOp, Strided, UnaryOp};
-use crate::buffer::{try_alloc, Buffer};
+use crate::buffer::{try_alloc, try_reserve, Buffer};
 use crate::dtype::{DType, Element};
 use crate::error::Result;
 use crate::shape::{numel, strides, unravel};
@@ -56,23 +56,10 @@ fn fill_rows<T: Element>(
     Ok(out)
 }
 
-/// Reserves room for `n` elements without touching it: the parallel writes that fill it are
-/// the first touch, so page faults spread over the threads and nothing is zeroed first (for a
-/// fresh 40 MB output that is most of an elementwise op's cost).
-fn reserve<U: Element>(n: usize, shape: &[usize]) -> Result<Vec<U>> {
-    let mut out = Vec::new();
-    out.try_reserve_exact(n)
-        .map_err(|_| crate::error::Error::Allocation {
-            shape: shape.to_vec(),
-            dtype: U::DTYPE,
-            bytes: n as u128 * U::DTYPE.size_in_bytes() as u128,
-        })?;
-    Ok(out)
-}
-
 /// Parallel map over a contiguous slice.
 fn map<T: Element, U: Element>(v: &[T], f: impl Fn(T) -> U + Sync) -> Result<Vec<U>> {
-    let mut out = reserve(v.len(), &[v.len()])?;
+    // Reserved, not zeroed: the parallel writes are the first touch of each page.
+    let mut out = try_reserve(v.len(), &[v.len()])?;
     out.par_extend(v.par_iter().with_min_len(MIN_PER_TASK).map(|&x| f(x)));
     Ok(out)
 }
@@ -95,7 +82,7 @@ fn zip<T: Element, U: Element>(
 ) -> Result<Buffer> {
     let n = numel(shape);
     if is_contiguous(va, shape) && is_contiguous(vb, shape) {
-        let mut out = reserve(n, shape)?;
+        let mut out = try_reserve(n, shape)?;
         out.par_extend(
             a[..n]
                 .par_iter()
