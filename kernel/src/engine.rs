@@ -9,6 +9,8 @@ use std::thread;
 
 use tokio::sync::oneshot;
 
+use crate::build_cache::{self, Fill, SessionDir};
+
 /// Which output stream a line came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stream {
@@ -83,13 +85,20 @@ fn runtime_path() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../runtime")))
 }
 
-/// Code run before the first cell: the runtime as a dependency, and its names in scope.
-pub fn prelude() -> String {
+/// The runtime crate's directory, canonical so that every session names it the same way.
+pub fn runtime_dir() -> PathBuf {
     let path = runtime_path();
-    let path = path.canonicalize().unwrap_or(path);
+    path.canonicalize().unwrap_or(path)
+}
+
+/// Code run before the first cell: build settings, the runtime as a dependency, and its names
+/// in scope.
+pub fn prelude() -> String {
     format!(
-        ":dep tensorbook = {{ path = {:?} }}\nuse tensorbook::{{clear_output, display, on, Client, DType, Device, Html, Leftover, Serving, Svg, Tensor}};",
-        path.to_string_lossy()
+        ":opt {}\n:linker {}\n:dep tensorbook = {{ path = {:?} }}\nuse tensorbook::{{clear_output, display, on, Client, DType, Device, Html, Leftover, Serving, Svg, Tensor}};",
+        build_cache::CELL_OPT_LEVEL,
+        build_cache::linker(),
+        runtime_dir().to_string_lossy()
     )
 }
 
@@ -144,13 +153,13 @@ fn cell_error(error: evcxr::Error) -> CellError {
 impl Engine {
     /// Starts the evaluation thread; evcxr and the prelude start in the background and the
     /// first request waits for them.
-    pub fn start(sink: OutputSink) -> Engine {
+    pub fn start(sink: OutputSink, cache: Option<Arc<SessionDir>>) -> Engine {
         let (tx, rx) = mpsc::channel::<Request>();
         let child: Arc<Mutex<Option<Arc<Mutex<Child>>>>> = Arc::default();
         let child_slot = Arc::clone(&child);
         thread::Builder::new()
             .name("evcxr".into())
-            .spawn(move || run(rx, sink, child_slot))
+            .spawn(move || run(rx, sink, child_slot, cache))
             .ok();
         Engine {
             requests: tx,
@@ -204,6 +213,11 @@ impl Engine {
             None => false,
         }
     }
+}
+
+/// Kernel-side diagnostics go to the kernel's stderr (Jupyter's log), never to a cell.
+fn log_line(text: &str) {
+    eprintln!("[tensorbook] {text}");
 }
 
 fn gone() -> CellError {
@@ -347,7 +361,19 @@ fn run(
     rx: mpsc::Receiver<Request>,
     sink: OutputSink,
     child_slot: Arc<Mutex<Option<Arc<Mutex<Child>>>>>,
+    cache: Option<Arc<SessionDir>>,
 ) {
+    // A session that finds the shared build copies it; the first one builds it (below).
+    let claim = cache.as_ref().and_then(|dir| match dir.fill() {
+        Ok(Fill::FromTemplate) => None,
+        Ok(Fill::Build(lock)) => Some(lock),
+        Err(e) => {
+            log_line(&format!(
+                "build cache unavailable, building from scratch: {e}"
+            ));
+            None
+        }
+    });
     let (flush_tx, flush_rx) = crossbeam_channel::unbounded::<mpsc::Sender<()>>();
     let flush = move || {
         let (ack_tx, ack_rx) = mpsc::channel();
@@ -368,6 +394,13 @@ fn run(
         ctx.execute(&prelude())?;
         Ok(ctx)
     });
+    if let (Ok(_), Some(dir), Some(lock)) = (&started, &cache, claim) {
+        if let Err(e) = dir.publish(lock) {
+            log_line(&format!(
+                "could not publish the runtime build for later sessions: {e}"
+            ));
+        }
+    }
     let mut ctx = match started {
         Ok(ctx) => ctx,
         Err(e) => {
@@ -397,6 +430,11 @@ fn run(
                     .map(|out| {
                         let mut data: CellData = out.content_by_mime_type.into_iter().collect();
                         data.sort();
+                        // A cell ending in a block or `if` evaluates to `()`: nothing to show.
+                        if data.len() == 1 && data[0].0 == "text/plain" && data[0].1.trim() == "()"
+                        {
+                            data.clear();
+                        }
                         data
                     })
                     .map_err(cell_error);

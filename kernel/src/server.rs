@@ -371,7 +371,10 @@ fn init_session_default(dir: &Path) {
 }
 
 /// Runs the kernel on a connection file until a shutdown request.
-pub async fn run(connection_file: &Path) -> Result<(), String> {
+pub async fn run(
+    connection_file: &Path,
+    session_dir: Option<Arc<crate::build_cache::SessionDir>>,
+) -> Result<(), String> {
     let text = std::fs::read_to_string(connection_file).map_err(|e| {
         format!(
             "cannot read connection file {}: {e}",
@@ -451,7 +454,7 @@ pub async fn run(connection_file: &Path) -> Result<(), String> {
         signer: Arc::clone(&signer),
         session: session.clone(),
         iopub: iopub_tx,
-        engine: Engine::start(sink),
+        engine: Engine::start(sink, session_dir.clone()),
         execution_count: Mutex::new(0),
         history: Mutex::new(History::open(&kernel_name)),
         parent,
@@ -476,6 +479,7 @@ pub async fn run(connection_file: &Path) -> Result<(), String> {
     // Let iopub flush the last idle before the process goes.
     tokio::time::sleep(Duration::from_millis(100)).await;
     drop(state_dir);
+    drop(session_dir);
     Ok(())
 }
 

@@ -136,3 +136,91 @@ fn kernel_install_errors_are_clear() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read connection file"));
 }
+
+#[test]
+fn bench_matmul_times_each_device_and_reports_json() {
+    let out = tensorbook(&[
+        "bench", "matmul", "--m", "64", "--k", "32", "--n", "8", "--runs", "2", "--warmup", "0",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 3, "{v}");
+    assert_eq!(rows[0]["device"], "binary");
+    assert_eq!(rows[0]["runs"], 2);
+    assert_eq!(rows[1]["device"], "host:0");
+    assert!(rows[1]["median_ms"].as_f64().is_some());
+    // Without a GPU the cuda row says why it was skipped; with one it is timed.
+    assert!(
+        rows[2]["skipped"].is_string() || rows[2]["device"] == "cuda:0",
+        "{v}"
+    );
+    assert!(
+        v["notes"][0]
+            .as_str()
+            .unwrap_or("")
+            .contains("agrees with binary"),
+        "{v}"
+    );
+}
+
+#[test]
+fn bench_matmul_table_and_svg() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let svg = dir.path().join("chart.svg");
+    let out = tensorbook(&[
+        "bench",
+        "matmul",
+        "--devices",
+        "host",
+        "--m",
+        "16",
+        "--k",
+        "16",
+        "--n",
+        "4",
+        "--svg",
+        svg.to_str().expect("utf-8 path"),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("median ms") && text.contains("@ host:0"),
+        "{text}"
+    );
+    let chart = std::fs::read_to_string(&svg).expect("svg written");
+    assert!(chart.starts_with("<svg"), "{chart}");
+}
+
+#[test]
+fn bench_rejects_unknown_devices_clearly() {
+    let out = tensorbook(&["bench", "matmul", "--devices", "tpu"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("tpu"), "{err}");
+}
+
+#[test]
+fn data_import_mnist_names_the_missing_package_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = tensorbook(&[
+        "data",
+        "import-mnist",
+        "--package",
+        dir.path().to_str().expect("utf-8 path"),
+        "--out",
+        dir.path().join("out").to_str().expect("utf-8 path"),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("0.json"), "{err}");
+}

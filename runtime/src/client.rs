@@ -47,6 +47,10 @@ fn host_device_count() -> usize {
 
 /// Sets how many virtual host devices exist (`host:0` .. `host:{n-1}`). Existing tensors keep
 /// their placement; shrinking below a placement in use makes new work there an error.
+///
+/// The count is also written to `TENSORBOOK_HOST_DEVICES` in this process's environment: a
+/// notebook links a fresh copy of the runtime (and of its statics) into every cell, and the
+/// environment is what later cells share.
 pub fn set_host_device_count(n: usize) -> Result<()> {
     if n == 0 {
         return Err(Error::InvalidArgument {
@@ -55,6 +59,7 @@ pub fn set_host_device_count(n: usize) -> Result<()> {
         });
     }
     HOST_DEVICES.store(n, Ordering::Relaxed);
+    std::env::set_var(HOST_DEVICES_ENV, n.to_string());
     Ok(())
 }
 

@@ -165,13 +165,19 @@ impl Tensor {
 
     /// evcxr's rich-display hook: prints the mime bundle in evcxr's content markers.
     pub fn evcxr_display(&self) {
-        for (mime, content) in self.mime_bundle() {
-            println!("EVCXR_BEGIN_CONTENT {mime}\n{content}\nEVCXR_END_CONTENT");
-        }
+        emit_evcxr_bundle(&self.mime_bundle());
     }
 }
 
-fn html_escape(s: &str) -> String {
+/// Prints a mime bundle between evcxr's content markers, which the kernel turns into the
+/// cell's rich result.
+pub(crate) fn emit_evcxr_bundle(bundle: &[(&'static str, String)]) {
+    for (mime, content) in bundle {
+        println!("EVCXR_BEGIN_CONTENT {mime}\n{content}\nEVCXR_END_CONTENT");
+    }
+}
+
+pub(crate) fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -134,4 +134,22 @@ pub enum Error {
     /// A closure given to a `Serving` failed.
     #[error("serving: {0}")]
     Serving(String),
+    /// A file could not be read or written.
+    #[error("{path}: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A data file is not in the format it claims (IDX, NPY, the npm digits).
+    #[error("{path}: not a valid {format} file: {message}")]
+    Format {
+        /// The file.
+        path: String,
+        /// The format expected.
+        format: &'static str,
+        /// What is wrong with it.
+        message: String,
+    },
 }

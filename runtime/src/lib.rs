@@ -23,9 +23,11 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod bench;
 pub mod buffer;
 pub mod client;
 pub mod create;
+pub mod data;
 pub mod device;
 pub mod display;
 pub mod dtype;

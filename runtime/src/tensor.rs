@@ -114,6 +114,15 @@ impl Tensor {
             .is_none()
     }
 
+    /// Waits until every operation that produces this tensor has finished on its device.
+    ///
+    /// Operations on `binary` and `host` finish before they return; an asynchronous device
+    /// (cuda) only enqueues them, so benchmarks call this before they stop the clock. Reading
+    /// values (`to_vec`, display, transfers) waits by itself.
+    pub fn sync(&self) -> Result<()> {
+        self.buffer().map(drop)
+    }
+
     /// `f32[2][3] on host:0`: what error messages use to name a tensor.
     pub fn signature(&self) -> String {
         format!(

@@ -1,0 +1,105 @@
+"""Kernel latency, measured the way a person feels it (run by hand, not in CI).
+
+    .venv/bin/python install/latency.py [--kernel tensorbook] [--cells 30] [--json]
+
+Measures, each through jupyter_client against an installed kernelspec:
+  start      process start -> kernel_info reply
+  first      first trivial cell of a session
+  trivial    p50 / p90 of N trivial cells after that
+  tensor     first tensor cell of a fresh session (the runtime must not be rebuilt)
+  client     `:client` round trip
+Run it once with `--kernel tensorbook` and once with `--kernel rust` (evcxr_jupyter,
+`cargo install evcxr_jupyter && evcxr_jupyter --install`) on the same machine to compare.
+"""
+import argparse
+import json
+import statistics
+import time
+
+from jupyter_client.manager import KernelManager
+
+TENSOR_CELL = {
+    "tensorbook": "let t = Tensor::iota(DType::F32, &[2, 3], None).unwrap(); t.to_string()",
+    # evcxr_jupyter has no runtime of its own: the nearest equivalent is a cell that first
+    # pulls in a numeric crate.
+    "rust": ':dep ndarray = "0.16"\nlet t = ndarray::Array2::<f32>::zeros((2, 3)); format!("{t}")',
+}
+
+
+def execute(kc, code, timeout):
+    msg_id = kc.execute(code)
+    while True:
+        reply = kc.get_shell_msg(timeout=timeout)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            break
+    while True:
+        msg = kc.get_iopub_msg(timeout=timeout)
+        if (
+            msg["parent_header"].get("msg_id") == msg_id
+            and msg["msg_type"] == "status"
+            and msg["content"]["execution_state"] == "idle"
+        ):
+            break
+    if reply["content"]["status"] != "ok":
+        raise RuntimeError(f"cell failed: {code!r}: {reply['content']}")
+
+
+def timed(fn):
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def session(name):
+    km = KernelManager(kernel_name=name)
+    start = time.perf_counter()
+    km.start_kernel()
+    kc = km.client()
+    kc.start_channels()
+    kc.kernel_info()
+    kc.get_shell_msg(timeout=600)
+    return km, kc, time.perf_counter() - start
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kernel", default="tensorbook")
+    parser.add_argument("--cells", type=int, default=30)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    tensor_cell = TENSOR_CELL.get(args.kernel, TENSOR_CELL["rust"])
+
+    km, kc, start = session(args.kernel)
+    first = timed(lambda: execute(kc, "let a = 1;", 900))
+    trivial = sorted(timed(lambda i=i: execute(kc, f"let x{i} = {i} + 1;", 120)) for i in range(args.cells))
+    client = None
+    if args.kernel == "tensorbook":
+        client = timed(lambda: execute(kc, ":client", 60))
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+
+    # A fresh session whose first cell is a tensor cell.
+    km, kc, _ = session(args.kernel)
+    tensor = timed(lambda: execute(kc, tensor_cell, 900))
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+
+    result = {
+        "kernel": args.kernel,
+        "start_to_kernel_info_s": start,
+        "first_cell_s": first,
+        "trivial_p50_s": statistics.median(trivial),
+        "trivial_p90_s": trivial[int(0.9 * (len(trivial) - 1))],
+        "first_tensor_cell_fresh_session_s": tensor,
+        "client_round_trip_s": client,
+    }
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        for key, value in result.items():
+            shown = f"{value * 1000:10.1f} ms" if isinstance(value, float) else value
+            print(f"{key:<36} {shown}")
+
+
+if __name__ == "__main__":
+    main()

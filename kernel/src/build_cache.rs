@@ -1,0 +1,281 @@
+//! One build of the runtime shared by every session.
+//!
+//! evcxr compiles each session in a crate directory of its own, so every new kernel would
+//! rebuild the runtime and its dependencies (minutes on a laptop). Instead the first session
+//! that finds no finished build publishes its crate directory, target included, as a
+//! *template*; later sessions start from a copy of it and cargo finds everything fresh.
+//!
+//! Layout under the cache root (`TENSORBOOK_CACHE_DIR`, else the user's cache directory):
+//!
+//! ```text
+//! evcxr/.cargo/config.toml     dependencies (the runtime too) always optimised
+//! evcxr/template-<key>/        a finished session directory, copied by new sessions
+//! evcxr/template-<key>.lock    held while one session builds the template
+//! evcxr/session-<pid>-<rand>/  one per running kernel, removed when it exits
+//! ```
+//!
+//! Templates and sessions are siblings on purpose: cargo hashes a path dependency's location
+//! relative to the workspace, so the copy must sit at the same depth to stay fresh. The key
+//! covers everything that changes the build (runtime sources, rustc, evcxr, linker, profile),
+//! so an edited runtime gets a new template and the old ones are removed.
+
+use std::fs::{self, File};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sha2::{Digest, Sha256};
+
+/// Profile settings applied to every dependency of a session's crate: the runtime is
+/// optimised however cells are built, and debug assertions in it would only slow tensors down.
+const DEPENDENCY_PROFILE: &str = "\
+# Written by tensorbook: dependencies of notebook cells (the runtime included) are optimised.
+[profile.dev.package.\"*\"]
+opt-level = 3
+debug-assertions = false
+overflow-checks = false
+";
+
+/// Opt-level for the cells themselves: cells are small and compile time is what a person waits for.
+pub const CELL_OPT_LEVEL: &str = "0";
+
+const READY: &str = ".tensorbook-template-ready";
+
+/// The cache root: `TENSORBOOK_CACHE_DIR`, else `<user cache dir>/tensorbook`.
+pub fn root() -> PathBuf {
+    std::env::var_os("TENSORBOOK_CACHE_DIR")
+        .map(PathBuf::from)
+        .or_else(|| dirs::cache_dir().map(|d| d.join("tensorbook")))
+        .unwrap_or_else(|| std::env::temp_dir().join("tensorbook-cache"))
+}
+
+/// The linker evcxr should use: lld when it is installed (several times faster than the
+/// system linker on the runtime's large dependency graph).
+pub fn linker() -> &'static str {
+    let found = std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).any(|dir| dir.join("ld.lld").is_file()))
+        .unwrap_or(false);
+    if found {
+        "lld"
+    } else {
+        "system"
+    }
+}
+
+/// A session's crate directory, removed when the kernel exits.
+pub struct SessionDir {
+    dir: tempfile::TempDir,
+    evcxr_root: PathBuf,
+    key: String,
+}
+
+/// What [`SessionDir::fill`] found.
+pub enum Fill {
+    /// The session starts from a copy of the finished template.
+    FromTemplate,
+    /// No template yet: this session builds it and must [`SessionDir::publish`] it; the lock
+    /// keeps other sessions waiting for it instead of building the same thing at once.
+    Build(File),
+}
+
+impl SessionDir {
+    /// Creates an empty session directory.
+    pub fn create(key: String) -> io::Result<SessionDir> {
+        let evcxr_root = root().join("evcxr");
+        fs::create_dir_all(evcxr_root.join(".cargo"))?;
+        let config = evcxr_root.join(".cargo").join("config.toml");
+        if fs::read_to_string(&config).ok().as_deref() != Some(DEPENDENCY_PROFILE) {
+            fs::write(&config, DEPENDENCY_PROFILE)?;
+        }
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("session-{}-", std::process::id()))
+            .tempdir_in(&evcxr_root)?;
+        Ok(SessionDir {
+            dir,
+            evcxr_root,
+            key,
+        })
+    }
+
+    /// Where evcxr keeps this session's crate.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn template(&self) -> PathBuf {
+        self.evcxr_root.join(format!("template-{}", self.key))
+    }
+
+    /// Removes the directories of kernels that are gone, then copies the template in or claims
+    /// the right to build it. Blocks while another session builds it.
+    pub fn fill(&self) -> io::Result<Fill> {
+        // Here, off the start-up path: removing a dead session's directory takes a while.
+        remove_orphans(&self.evcxr_root);
+        let template = self.template();
+        if template.join(READY).exists() {
+            copy_tree(&template, self.path())?;
+            return Ok(Fill::FromTemplate);
+        }
+        let lock = File::create(self.evcxr_root.join(format!("template-{}.lock", self.key)))?;
+        lock.lock()?;
+        if template.join(READY).exists() {
+            drop(lock);
+            copy_tree(&template, self.path())?;
+            return Ok(Fill::FromTemplate);
+        }
+        Ok(Fill::Build(lock))
+    }
+
+    /// Publishes this session's directory (the runtime just built) as the template, and
+    /// removes templates of other keys (older runtimes or toolchains).
+    pub fn publish(&self, lock: File) -> io::Result<()> {
+        let template = self.template();
+        let partial = self
+            .evcxr_root
+            .join(format!(".partial-{}-{}", self.key, std::process::id()));
+        let _ = fs::remove_dir_all(&partial);
+        fs::create_dir_all(&partial)?;
+        copy_tree(self.path(), &partial)?;
+        fs::write(partial.join(READY), &self.key)?;
+        let _ = fs::remove_dir_all(&template);
+        fs::rename(&partial, &template)?;
+        drop(lock);
+        if let Ok(entries) = fs::read_dir(&self.evcxr_root) {
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let stale = name.starts_with("template-")
+                    && !name.starts_with(&format!("template-{}", self.key));
+                if stale {
+                    let path = entry.path();
+                    let _ = if path.is_dir() {
+                        fs::remove_dir_all(path)
+                    } else {
+                        fs::remove_file(path)
+                    };
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Copies a directory tree keeping modification times: cargo decides freshness by comparing
+/// them, and a copy with new times in the wrong order would rebuild everything.
+fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", from.display()))
+        .arg(to)
+        .status()?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(io::Error::other(format!(
+            "cp -a {} {} failed ({status})",
+            from.display(),
+            to.display()
+        )))
+    }
+}
+
+/// Removes session directories whose kernel process no longer exists (a kernel killed with
+/// SIGKILL cannot clean up after itself).
+fn remove_orphans(evcxr_root: &Path) {
+    let proc_fs = Path::new("/proc/self");
+    if !proc_fs.exists() {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(evcxr_root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let owner = name
+            .strip_prefix("session-")
+            .or_else(|| {
+                name.strip_prefix(".partial-")
+                    .and_then(|r| r.split_once('-').map(|x| x.1))
+            })
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if let Some(pid) = owner {
+            if pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists() {
+                let _ = fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+}
+
+/// The cache key: a hash of everything that changes what cargo builds for a session.
+pub fn key(runtime: &Path, prelude: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(prelude.as_bytes());
+    hasher.update(DEPENDENCY_PROFILE.as_bytes());
+    hasher.update(CELL_OPT_LEVEL.as_bytes());
+    hasher.update(linker().as_bytes());
+    hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
+    if let Ok(out) = Command::new("rustc").arg("-vV").output() {
+        hasher.update(&out.stdout);
+    }
+    let mut files = Vec::new();
+    collect_files(runtime, &mut files);
+    files.sort();
+    for file in files {
+        hasher.update(file.to_string_lossy().as_bytes());
+        if let Ok(bytes) = fs::read(&file) {
+            hasher.update(&bytes);
+        }
+    }
+    hex::encode(&hasher.finalize()[..8])
+}
+
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        if name == "target" || name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        if path.is_dir() {
+            collect_files(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_changes_with_the_runtime_sources() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("lib.rs"), "pub fn a() {}").unwrap();
+        let before = key(dir.path(), "prelude");
+        assert_eq!(before, key(dir.path(), "prelude"));
+        fs::write(dir.path().join("lib.rs"), "pub fn b() {}").unwrap();
+        assert_ne!(before, key(dir.path(), "prelude"));
+        assert_ne!(key(dir.path(), "prelude"), key(dir.path(), "other prelude"));
+    }
+
+    #[test]
+    fn orphaned_sessions_are_removed_and_live_ones_kept() {
+        let root = tempfile::tempdir().unwrap();
+        // pid 0 is never a user process, so its directory is an orphan.
+        let orphan = root.path().join("session-0-abc");
+        let live = root
+            .path()
+            .join(format!("session-{}-abc", std::process::id()));
+        fs::create_dir_all(&orphan).unwrap();
+        fs::create_dir_all(&live).unwrap();
+        remove_orphans(root.path());
+        if Path::new("/proc/self").exists() {
+            assert!(!orphan.exists());
+        }
+        assert!(live.exists());
+    }
+}

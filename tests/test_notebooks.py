@@ -1,0 +1,117 @@
+"""The tutorial notebooks, executed unattended as CI does it (nbclient, the engine behind
+`jupyter nbconvert --execute`), with assertions on what their outputs show: the placement
+signatures, the backends agreeing, the timings table and chart, and no error anywhere.
+
+The executed notebooks are written to target/notebooks/ (like `install/run.sh --headless`)."""
+import pathlib
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from conftest import ROOT
+
+NOTEBOOKS = ROOT / "notebooks"
+EXECUTED = ROOT / "target" / "notebooks"
+
+
+def execute(name):
+    path = NOTEBOOKS / name
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb,
+        kernel_name="tensorbook",
+        timeout=900,
+        startup_timeout=120,
+        resources={"metadata": {"path": str(NOTEBOOKS)}},
+    )
+    client.execute()
+    EXECUTED.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, EXECUTED / name)
+    return nb
+
+
+def texts(nb):
+    """Every output's text (streams, text/plain, text/html, svg) as one list per cell."""
+    cells = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        parts = []
+        for out in cell.get("outputs", []):
+            if out["output_type"] == "stream":
+                parts.append(out["text"])
+            elif out["output_type"] in ("execute_result", "display_data"):
+                parts.extend(str(v) for v in out["data"].values())
+            elif out["output_type"] == "error":
+                parts.append(f"ERROR {out['ename']}: {out['evalue']}")
+        cells.append("\n".join(parts))
+    return cells
+
+
+def check_clean(nb):
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            assert out["output_type"] != "error", out
+            # `?` errors reach stderr: a clean run prints nothing there.
+            if out["output_type"] == "stream":
+                assert out["name"] == "stdout", f"stderr output: {out['text']!r}"
+        if cell.cell_type == "code":
+            assert cell.get("execution_count"), f"cell not executed: {cell.source[:80]}"
+
+
+@pytest.fixture(scope="module")
+def nb01():
+    return execute("01-matmul-from-scratch.ipynb")
+
+
+@pytest.fixture(scope="module")
+def nb02():
+    return execute("02-backends-binary-host-gpu.ipynb")
+
+
+@pytest.fixture(scope="module")
+def nb03():
+    return execute("03-where-is-my-tensor.ipynb")
+
+
+def test_01_matmul_from_scratch(nb01):
+    check_clean(nb01)
+    out = "\n".join(texts(nb01))
+    assert "source: " in out
+    assert "x_valid: f32[10000][784] on host:0" in out
+    assert "x_train: f32[50000][784] on host:0" in out
+    # Every version of the product agrees with the triple loop.
+    assert out.count("matches the loops: true") == 4, out
+    assert "matches the loops: false" not in out
+    assert "binary and host agree: true" in out
+    assert "Frobenius norm of m = 16.88194" in out
+    assert "Backend<host:0>" in out and "binary" in out
+    assert "@ binary" in out and "@ host:0" in out
+
+
+def test_02_backends(nb02):
+    check_clean(nb02)
+    cells = texts(nb02)
+    out = "\n".join(cells)
+    assert "host and binary agree: true" in out
+    assert "dot {10000, 784} x {784, 10} @ binary: average" in out
+    assert "dot {10000, 784} x {784, 10} @ host:0: average" in out
+    assert "binary" in cells[3]  # the copied operand prints its placement
+    report = cells[-1]
+    assert "<table>" in report and "<svg" in report, report[:500]
+    assert "@ binary" in report and "@ host:0" in report
+    assert "No GPU here" in out or "@ cuda:0" in out
+
+
+def test_03_where_is_my_tensor(nb03):
+    check_clean(nb03)
+    out = "\n".join(texts(nb03))
+    assert "the closure still runs on: binary" in out
+    assert "closure after the switch @ binary" in out
+    assert "was deallocated" in out
+    assert "operands are on different devices" in out and "host:1" in out
+    assert "default binary -> serving ran on binary" in out
+    assert "default host   -> serving ran on host:0" in out
+    assert "picked host:0" in out or "picked cuda:0" in out
+    assert "session default" in out

@@ -1,0 +1,39 @@
+"""Several sessions at once share one build of the runtime without clashing."""
+import pathlib
+
+from jupyter_client.manager import start_new_kernel
+
+from conftest import FIRST_CELL_TIMEOUT, run_cell, stdout_of
+
+
+def test_two_kernels_started_at_once_both_work():
+    sessions = [start_new_kernel(kernel_name="tensorbook", startup_timeout=60) for _ in range(2)]
+    try:
+        for i, (_, kc) in enumerate(sessions):
+            reply, outputs = run_cell(
+                kc,
+                f'let t = Tensor::iota(DType::S32, &[3], None)?.add({i})?;\nprintln!("{{:?}}", t.to_vec::<i32>()?);',
+                timeout=FIRST_CELL_TIMEOUT,
+            )
+            assert reply["content"]["status"] == "ok", reply["content"]
+            assert stdout_of(outputs).strip() == f"[{i}, {i + 1}, {i + 2}]"
+    finally:
+        for km, kc in sessions:
+            kc.stop_channels()
+            km.shutdown_kernel(now=False)
+
+
+def test_a_finished_session_leaves_no_directory_behind():
+    import os
+
+    evcxr = pathlib.Path(os.environ["TENSORBOOK_CACHE_DIR"]) / "evcxr"
+    before = {p.name for p in evcxr.glob("session-*")}
+    km, kc = start_new_kernel(kernel_name="tensorbook", startup_timeout=60)
+    try:
+        reply, _ = run_cell(kc, "let a = 1;", timeout=FIRST_CELL_TIMEOUT)
+        assert reply["content"]["status"] == "ok"
+        assert len({p.name for p in evcxr.glob("session-*")} - before) == 1
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=False)
+    assert {p.name for p in evcxr.glob("session-*")} - before == set()
