@@ -22,9 +22,10 @@ _prefix = tempfile.mkdtemp(prefix="tensorbook-spec-")
 os.environ["JUPYTER_PATH"] = os.path.join(_prefix, "share", "jupyter")
 os.environ["TENSORBOOK_HISTORY_DIR"] = os.path.join(_prefix, "history")
 os.environ.setdefault("TENSORBOOK_HOST_DEVICES", "2")
-# The runtime build every session copies (kernel/src/build_cache.rs): kept under target/ so a
-# clean clone builds it once, in the first test that starts a kernel.
-os.environ.setdefault("TENSORBOOK_CACHE_DIR", str(ROOT / "target" / "kernel-cache"))
+# The runtime build every session copies (kernel/src/build_cache.rs), built once by the first
+# test that starts a kernel. Outside the repository: cargo would take the session crates for
+# members of this workspace.
+os.environ.setdefault("TENSORBOOK_CACHE_DIR", os.path.join(tempfile.gettempdir(), "tensorbook-test-cache"))
 
 
 def install(*args):

@@ -82,6 +82,17 @@ impl SessionDir {
     /// Creates an empty session directory.
     pub fn create(key: String) -> io::Result<SessionDir> {
         let evcxr_root = root().join("evcxr");
+        // cargo would take the session crate for a stray member of an enclosing workspace.
+        if let Some(manifest) = evcxr_root
+            .ancestors()
+            .map(|dir| dir.join("Cargo.toml"))
+            .find(|manifest| manifest.is_file())
+        {
+            return Err(io::Error::other(format!(
+                "the cache lies inside the cargo project {}; set TENSORBOOK_CACHE_DIR elsewhere",
+                manifest.display()
+            )));
+        }
         fs::create_dir_all(evcxr_root.join(".cargo"))?;
         let config = evcxr_root.join(".cargo").join("config.toml");
         if fs::read_to_string(&config).ok().as_deref() != Some(DEPENDENCY_PROFILE) {
@@ -95,6 +106,12 @@ impl SessionDir {
             evcxr_root,
             key,
         })
+    }
+
+    /// Removes the session's directory now. The evaluation thread still holds this value when
+    /// the kernel exits (its `Drop` would never run), so shutdown calls this explicitly.
+    pub fn remove(&self) {
+        let _ = fs::remove_dir_all(self.path());
     }
 
     /// Where evcxr keeps this session's crate.
@@ -260,6 +277,20 @@ mod tests {
         fs::write(dir.path().join("lib.rs"), "pub fn b() {}").unwrap();
         assert_ne!(before, key(dir.path(), "prelude"));
         assert_ne!(key(dir.path(), "prelude"), key(dir.path(), "other prelude"));
+    }
+
+    #[test]
+    fn a_cache_inside_a_cargo_project_is_refused() {
+        let project = tempfile::tempdir().unwrap();
+        fs::write(project.path().join("Cargo.toml"), "[workspace]\n").unwrap();
+        // Only this test sets the variable, and the kernel's other tests do not read it.
+        std::env::set_var("TENSORBOOK_CACHE_DIR", project.path().join("cache"));
+        let err = SessionDir::create("k".into()).err().expect("refused");
+        std::env::remove_var("TENSORBOOK_CACHE_DIR");
+        assert!(
+            err.to_string().contains("inside the cargo project"),
+            "{err}"
+        );
     }
 
     #[test]

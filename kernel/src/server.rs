@@ -476,10 +476,12 @@ pub async fn run(
         _ = control_task => {},
         _ = shell_task => {},
     }
+    if let Some(dir) = &session_dir {
+        dir.remove();
+    }
     // Let iopub flush the last idle before the process goes.
     tokio::time::sleep(Duration::from_millis(100)).await;
     drop(state_dir);
-    drop(session_dir);
     Ok(())
 }
 
