@@ -11,7 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release --locked -p tensorbook-kernel -p tensorbook --examples
+# --bins and --examples together: `--examples` alone builds no binary.
+cargo build --release --locked --workspace --bins --examples
 bash install/python-env.sh
 TENSORBOOK_PYTHON="$PWD/.venv/bin/python" ./target/release/tensorbook kernel install --sys-prefix
 bash install/fetch-mnist.sh target/release/tensorbook
