@@ -25,9 +25,10 @@ os.environ["JUPYTER_PATH"] = os.path.join(_prefix, "share", "jupyter")
 os.environ["TENSORBOOK_HISTORY_DIR"] = os.path.join(_prefix, "history")
 os.environ.setdefault("TENSORBOOK_HOST_DEVICES", "2")
 # The runtime build every session copies (kernel/src/build_cache.rs), built once by the first
-# test that starts a kernel. Outside the repository: cargo would take the session crates for
-# members of this workspace.
-os.environ.setdefault("TENSORBOOK_CACHE_DIR", os.path.join(tempfile.gettempdir(), "tensorbook-test-cache"))
+# test that starts a kernel. Outside the repository (cargo would take the session crates for
+# members of this workspace), and under $HOME like a user's ~/.cache/tensorbook: beside a
+# rustup toolchain in $HOME is where cell libraries once failed to load.
+os.environ.setdefault("TENSORBOOK_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "tensorbook-test"))
 
 
 def install(*args):

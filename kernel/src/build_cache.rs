@@ -62,6 +62,35 @@ pub fn linker() -> &'static str {
     }
 }
 
+/// The directory holding the toolchain's `libstd-*.so`, which every cell library links to.
+///
+/// rustc records it in a cell library's RUNPATH relative to `target/<triple>/debug/deps`, but
+/// evcxr loads the copy one directory up, so the relative path is one `..` short of right.
+/// That only goes unnoticed while the surplus `..` is swallowed at `/`; with the cache under
+/// `$HOME` and rustup in `$HOME/.rustup` (the usual set-up) every cell fails to load with
+/// "dlopen failed". Naming the directory in the evaluation process's library path fixes it.
+pub fn toolchain_library_dir() -> Option<PathBuf> {
+    let sysroot = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()?;
+    let version = Command::new("rustc").arg("-vV").output().ok()?;
+    let sysroot = PathBuf::from(String::from_utf8(sysroot.stdout).ok()?.trim());
+    let version = String::from_utf8(version.stdout).ok()?;
+    let host = version.lines().find_map(|l| l.strip_prefix("host: "))?.trim();
+    let dir = sysroot.join("lib").join("rustlib").join(host).join("lib");
+    dir.is_dir().then_some(dir)
+}
+
+/// `LD_LIBRARY_PATH` with `dir` in front of what the environment already has.
+pub fn library_path_with(dir: &Path) -> std::ffi::OsString {
+    let mut dirs = vec![dir.to_path_buf()];
+    if let Some(existing) = std::env::var_os("LD_LIBRARY_PATH") {
+        dirs.extend(std::env::split_paths(&existing).filter(|d| d != dir));
+    }
+    std::env::join_paths(dirs).unwrap_or_else(|_| dir.as_os_str().to_owned())
+}
+
 /// A session's crate directory, removed when the kernel exits.
 pub struct SessionDir {
     dir: tempfile::TempDir,
@@ -277,6 +306,18 @@ mod tests {
         fs::write(dir.path().join("lib.rs"), "pub fn b() {}").unwrap();
         assert_ne!(before, key(dir.path(), "prelude"));
         assert_ne!(key(dir.path(), "prelude"), key(dir.path(), "other prelude"));
+    }
+
+    #[test]
+    fn the_toolchain_library_dir_holds_libstd() {
+        let dir = toolchain_library_dir().expect("rustc is on PATH in tests");
+        let has_std = fs::read_dir(&dir).unwrap().flatten().any(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with("libstd-") && name.ends_with(".so")
+        });
+        assert!(has_std, "no libstd-*.so in {}", dir.display());
+        let path = library_path_with(&dir);
+        assert_eq!(std::env::split_paths(&path).next(), Some(dir));
     }
 
     #[test]

@@ -200,9 +200,16 @@ fn kernel(action: KernelAction) -> Result<(), String> {
 }
 
 /// The session's evcxr crate directory inside the shared build cache. evcxr reads its location
-/// from `EVCXR_TMPDIR`, which is set here, before any thread exists. Without a usable cache
-/// directory the session still works, in a private temporary directory, only slower.
+/// from `EVCXR_TMPDIR`, and its evaluation process inherits `LD_LIBRARY_PATH` (see
+/// [`build_cache::toolchain_library_dir`]); both are set here, before any thread exists.
+/// Without a usable cache directory the session still works, in a private temporary
+/// directory, only slower.
 fn prepare_session_dir() -> Option<std::sync::Arc<build_cache::SessionDir>> {
+    if cfg!(target_os = "linux") {
+        if let Some(dir) = build_cache::toolchain_library_dir() {
+            std::env::set_var("LD_LIBRARY_PATH", build_cache::library_path_with(&dir));
+        }
+    }
     let key = build_cache::key(&engine::runtime_dir(), &engine::prelude());
     match build_cache::SessionDir::create(key) {
         Ok(dir) => {
