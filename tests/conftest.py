@@ -64,15 +64,19 @@ def run_cell(kc, code, timeout=TIMEOUT, **kwargs):
     reply = kc.get_shell_msg(timeout=timeout)
     while reply["parent_header"].get("msg_id") != msg_id:
         reply = kc.get_shell_msg(timeout=timeout)
-    outputs = []
+    return reply, iopub_until_idle(kc, msg_id, timeout=timeout)
+
+
+def iopub_until_idle(kc, msg_id, outputs=None, timeout=TIMEOUT):
+    """The iopub messages of request `msg_id` up to its idle status, after `outputs`."""
+    outputs = [] if outputs is None else outputs
     while True:
         msg = kc.get_iopub_msg(timeout=timeout)
         if msg["parent_header"].get("msg_id") != msg_id:
             continue
         outputs.append(msg)
         if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-            break
-    return reply, outputs
+            return outputs
 
 
 def stdout_of(outputs):

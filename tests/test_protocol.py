@@ -8,7 +8,7 @@ import pytest
 import zmq
 from jupyter_client.manager import start_new_kernel
 
-from conftest import TIMEOUT, run_cell, stdout_of
+from conftest import TIMEOUT, iopub_until_idle, run_cell, stdout_of
 
 
 def shell_replies(kc, msg_ids, timeout=TIMEOUT):
@@ -193,11 +193,14 @@ def test_mixed_devices_are_a_readable_error(kernel):
     _, kc = kernel
     run_cell(kc, "let a = on(Device::host(0)).ones(DType::F32, &[2])?;\nlet b = on(Device::host(1)).ones(DType::F32, &[2])?;")
     reply, outputs = run_cell(kc, "let c = a.add(&b)?;")
-    # evcxr reports an Err returned through `?` on stderr (the cell's status stays ok: see the
-    # kernel issue note); the message names both placements and the fix.
-    stderr = "".join(m["content"]["text"] for m in outputs if m["msg_type"] == "stream" and m["content"]["name"] == "stderr")
-    assert "f32[2] on host:0" in stderr and "f32[2] on host:1" in stderr, stderr
-    assert "backend_transfer" in stderr
+    # An Err returned through `?` is the cell's error; the message names both placements and
+    # the fix.
+    content = reply["content"]
+    assert content["status"] == "error" and content["ename"] == "Error", content
+    report = "\n".join(content["traceback"])
+    assert "f32[2] on host:0" in report and "f32[2] on host:1" in report, report
+    assert "backend_transfer" in report
+    assert [m for m in outputs if m["msg_type"] == "error"], "no error output for a `?` error"
     reply, _ = run_cell(kc, "a.to_vec::<f32>()?")
     assert reply["content"]["status"] == "ok", "the session lost its tensors after an error"
 
@@ -269,3 +272,19 @@ def test_interrupt_and_shutdown_on_control():
         kc.stop_channels()
         if km.is_alive():
             km.shutdown_kernel(now=True)
+
+
+def test_input_request_and_reply_on_stdin(kernel):
+    _, kc = kernel
+    msg_id = kc.execute('let name = tensorbook::input("Your name: ")?;\nprintln!("hello {name}");', allow_stdin=True)
+    request = kc.get_stdin_msg(timeout=TIMEOUT)
+    assert request["msg_type"] == "input_request", request
+    assert request["parent_header"]["msg_id"] == msg_id
+    assert request["content"]["prompt"].startswith("Your name") and request["content"]["password"] is False
+    kc.input("Ada")
+    reply = shell_reply(kc, msg_id)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    assert "hello Ada\n" in stdout_of(iopub_until_idle(kc, msg_id))
+    # Without allow_stdin the cell gets an empty line instead of hanging.
+    reply, outputs = run_cell(kc, 'let nobody = tensorbook::input("Name: ")?;\nprintln!("got [{nobody}]");', allow_stdin=False)
+    assert reply["content"]["status"] == "ok" and "got []" in stdout_of(outputs)

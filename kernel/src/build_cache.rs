@@ -77,7 +77,10 @@ pub fn toolchain_library_dir() -> Option<PathBuf> {
     let version = Command::new("rustc").arg("-vV").output().ok()?;
     let sysroot = PathBuf::from(String::from_utf8(sysroot.stdout).ok()?.trim());
     let version = String::from_utf8(version.stdout).ok()?;
-    let host = version.lines().find_map(|l| l.strip_prefix("host: "))?.trim();
+    let host = version
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))?
+        .trim();
     let dir = sysroot.join("lib").join("rustlib").join(host).join("lib");
     dir.is_dir().then_some(dir)
 }

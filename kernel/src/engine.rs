@@ -4,12 +4,14 @@
 
 use std::path::PathBuf;
 use std::process::Child;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 
 use tokio::sync::oneshot;
 
 use crate::build_cache::{self, Fill, SessionDir};
+use crate::evaluation_process::{GRACE, INTERRUPT_EXIT_STATUS, USER_ERROR_MARKER};
 
 /// Which output stream a line came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,8 +59,15 @@ pub struct CompletionAnswer {
     pub end: usize,
 }
 
+/// Answers a cell's request for input (prompt, whether it is a password) with the line typed.
+pub type InputReader = Arc<dyn Fn(String, bool) -> String + Send + Sync>;
+
 enum Request {
-    Execute(String, oneshot::Sender<Result<CellData, CellError>>),
+    Execute(
+        String,
+        Option<InputReader>,
+        oneshot::Sender<Result<CellData, CellError>>,
+    ),
     Complete(
         String,
         usize,
@@ -76,6 +85,8 @@ enum Request {
 pub struct Engine {
     requests: mpsc::Sender<Request>,
     child: Arc<Mutex<Option<Arc<Mutex<Child>>>>>,
+    /// Whether a cell is being built or run.
+    busy: Arc<AtomicBool>,
 }
 
 /// Where the runtime crate's sources are, for `:dep tensorbook`.
@@ -157,13 +168,16 @@ impl Engine {
         let (tx, rx) = mpsc::channel::<Request>();
         let child: Arc<Mutex<Option<Arc<Mutex<Child>>>>> = Arc::default();
         let child_slot = Arc::clone(&child);
+        let busy = Arc::new(AtomicBool::new(false));
+        let busy_flag = Arc::clone(&busy);
         thread::Builder::new()
             .name("evcxr".into())
-            .spawn(move || run(rx, sink, child_slot, cache))
+            .spawn(move || run(rx, sink, child_slot, busy_flag, cache))
             .ok();
         Engine {
             requests: tx,
             child,
+            busy,
         }
     }
 
@@ -174,9 +188,13 @@ impl Engine {
         rx
     }
 
-    /// Runs a cell.
-    pub async fn execute(&self, code: String) -> Result<CellData, CellError> {
-        self.ask(|tx| Request::Execute(code, tx))
+    /// Runs a cell; `input` answers its requests for input (None: they get an empty line).
+    pub async fn execute(
+        &self,
+        code: String,
+        input: Option<InputReader>,
+    ) -> Result<CellData, CellError> {
+        self.ask(|tx| Request::Execute(code, input, tx))
             .await
             .unwrap_or_else(|_| Err(gone()))
     }
@@ -200,19 +218,126 @@ impl Engine {
         self.ask(Request::Vars).await.unwrap_or_default()
     }
 
-    /// Stops the running cell by ending the evaluation process (evcxr restarts it); returns
-    /// whether there was one to stop.
+    /// Interrupts the cell being built or run; returns whether there was one.
+    ///
+    /// A build is stopped at once (cargo and its compilers are killed; the cell fails and the
+    /// session is untouched). A running cell gets SIGINT, which stops it at the runtime's next
+    /// safe point with the session intact; if it is still running [`GRACE`] later the
+    /// evaluation process ends itself (see `evaluation_process`).
     pub fn interrupt(&self) -> bool {
+        if !self.busy.load(Ordering::SeqCst) {
+            return false;
+        }
+        kill_builds();
         let slot = self.child.lock().unwrap_or_else(|e| e.into_inner());
-        match slot.as_ref() {
-            Some(child) => child
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .kill()
-                .is_ok(),
-            None => false,
+        if let Some(child) = slot.as_ref() {
+            let pid = child.lock().unwrap_or_else(|e| e.into_inner()).id();
+            if let Ok(pid) = libc::pid_t::try_from(pid) {
+                // SAFETY: sending a signal has no memory effects in this process.
+                unsafe { libc::kill(pid, libc::SIGINT) };
+            }
+        }
+        true
+    }
+}
+
+/// Kills the cargo builds evcxr started (with every compiler under them), so that an
+/// interrupt during a long build returns at once.
+fn kill_builds() {
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    let mut parent_of = Vec::new();
+    for entry in entries.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`; comm may hold spaces, so split after the last ')'.
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let comm = stat[open + 1..close].to_string();
+        let ppid = stat[close + 1..]
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse::<u32>().ok());
+        if let Some(ppid) = ppid {
+            parent_of.push((pid, ppid, comm));
         }
     }
+    let mut doomed: Vec<u32> = parent_of
+        .iter()
+        .filter(|(_, ppid, comm)| *ppid == me && comm == "cargo")
+        .map(|(pid, _, _)| *pid)
+        .collect();
+    let mut i = 0;
+    while i < doomed.len() {
+        let parent = doomed[i];
+        doomed.extend(
+            parent_of
+                .iter()
+                .filter(|(_, ppid, _)| *ppid == parent)
+                .map(|(pid, _, _)| *pid),
+        );
+        i += 1;
+    }
+    for pid in doomed {
+        if let Ok(pid) = libc::pid_t::try_from(pid) {
+            // SAFETY: sending a signal has no memory effects in this process.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+/// The error of a cell that returned an `Err` through `?`; the message was printed on stderr.
+fn user_error(lines: Vec<String>) -> CellError {
+    let lines: Vec<String> = lines.into_iter().filter(|l| !l.trim().is_empty()).collect();
+    let interrupted = lines
+        .iter()
+        .any(|l| l.contains(&tensorbook::Error::Interrupted.to_string()));
+    CellError {
+        ename: if interrupted { "Interrupted" } else { "Error" }.into(),
+        evalue: lines
+            .last()
+            .cloned()
+            .unwrap_or_else(|| "the cell returned an error through `?`".into()),
+        traceback: lines,
+    }
+}
+
+/// Says why the evaluation process ended and which variables went with it; what the kernel
+/// owns (the session default client, `:dep`s, `use`s and items) is still in place.
+fn explain_restart(error: &mut CellError, lost: &[String]) {
+    let interrupted = error
+        .evalue
+        .contains(&format!("status: {INTERRUPT_EXIT_STATUS}"))
+        || error
+            .evalue
+            .contains(&format!("exit status: {INTERRUPT_EXIT_STATUS}"));
+    let mut lost = lost.to_vec();
+    lost.sort();
+    let lost = if lost.is_empty() {
+        "no variables were lost".to_string()
+    } else {
+        format!("variables lost: {}", lost.join(", "))
+    };
+    if interrupted {
+        error.ename = "Interrupted".into();
+        error.evalue = format!(
+            "the cell ignored the interrupt for {} s, so the evaluation process was restarted; {lost}",
+            GRACE.as_secs()
+        );
+    } else {
+        error.evalue = format!("the evaluation process ended and was restarted; {lost}");
+    }
+    error.traceback = vec![
+        error.evalue.clone(),
+        "kept: the session default client, :dep crates, use statements, fn/struct items".into(),
+    ];
 }
 
 /// Kernel-side diagnostics go to the kernel's stderr (Jupyter's log), never to a cell.
@@ -239,6 +364,18 @@ pub struct PanicReport {
     pub message: Vec<String>,
 }
 
+/// What the evaluation process's stderr said about the current cell, beyond what is shown.
+#[derive(Default)]
+struct CellReport {
+    /// The cell panicked.
+    panic: Option<PanicReport>,
+    /// The cell returned an `Err` through `?`: the stderr lines the cell printed up to then
+    /// (evcxr prints the error just before its marker).
+    user_error: Option<Vec<String>>,
+    /// The user's stderr lines of this cell, kept for `user_error` (bounded).
+    stderr: Vec<String>,
+}
+
 #[derive(Default)]
 enum StderrState {
     #[default]
@@ -254,10 +391,16 @@ struct StderrFilter {
 }
 
 impl StderrFilter {
-    /// Returns the line to show, or None when it belongs to a panic report.
-    fn line(&mut self, line: String, panic: &Mutex<Option<PanicReport>>) -> Option<String> {
-        let mut slot = panic.lock().unwrap_or_else(|e| e.into_inner());
+    /// Returns the line to show, or None when it belongs to a panic report or is a marker.
+    fn line(&mut self, line: String, report: &Mutex<CellReport>) -> Option<String> {
+        let mut report = report.lock().unwrap_or_else(|e| e.into_inner());
+        let report = &mut *report;
+        let slot = &mut report.panic;
         match self.state {
+            StderrState::Normal if line == USER_ERROR_MARKER => {
+                report.user_error = Some(report.stderr.clone());
+                None
+            }
             StderrState::Normal
                 if line.starts_with("thread '") && line.contains(" panicked at ") =>
             {
@@ -268,7 +411,12 @@ impl StderrFilter {
                 self.state = StderrState::Message;
                 None
             }
-            StderrState::Normal => Some(line),
+            StderrState::Normal => {
+                if report.stderr.len() < 200 {
+                    report.stderr.push(line.clone());
+                }
+                Some(line)
+            }
             StderrState::Message if line == "stack backtrace:" => {
                 self.state = StderrState::Backtrace;
                 None
@@ -302,12 +450,12 @@ fn forward(
     stderr: crossbeam_channel::Receiver<String>,
     flush: crossbeam_channel::Receiver<mpsc::Sender<()>>,
     sink: OutputSink,
-    panic: Arc<Mutex<Option<PanicReport>>>,
+    report: Arc<Mutex<CellReport>>,
 ) {
     thread::spawn(move || {
         let mut filter = StderrFilter::default();
         let mut err_line = |line: String| {
-            if let Some(line) = filter.line(line, &panic) {
+            if let Some(line) = filter.line(line, &report) {
                 sink(Stream::Stderr, format!("{line}\n"));
             }
         };
@@ -361,6 +509,7 @@ fn run(
     rx: mpsc::Receiver<Request>,
     sink: OutputSink,
     child_slot: Arc<Mutex<Option<Arc<Mutex<Child>>>>>,
+    busy: Arc<AtomicBool>,
     cache: Option<Arc<SessionDir>>,
 ) {
     // A session that finds the shared build copies it; the first one builds it (below).
@@ -381,15 +530,15 @@ fn run(
             let _ = ack_rx.recv_timeout(std::time::Duration::from_secs(5));
         }
     };
-    let panic: Arc<Mutex<Option<PanicReport>>> = Arc::default();
-    let panic_slot = Arc::clone(&panic);
+    let report: Arc<Mutex<CellReport>> = Arc::default();
+    let report_slot = Arc::clone(&report);
     let started = evcxr::CommandContext::new().and_then(|(mut ctx, outputs)| {
         forward(
             outputs.stdout,
             outputs.stderr,
             flush_rx,
             Arc::clone(&sink),
-            panic_slot,
+            report_slot,
         );
         ctx.execute(&prelude())?;
         Ok(ctx)
@@ -411,7 +560,7 @@ fn run(
             };
             for request in rx {
                 match request {
-                    Request::Execute(_, tx) => drop(tx.send(Err(error.clone()))),
+                    Request::Execute(_, _, tx) => drop(tx.send(Err(error.clone()))),
                     Request::Complete(_, _, tx) => drop(tx.send(Err(error.evalue.clone()))),
                     Request::Inspect(_, _, tx) => drop(tx.send(Err(error.evalue.clone()))),
                     Request::Vars(tx) => drop(tx.send(Vec::new())),
@@ -423,10 +572,22 @@ fn run(
     *child_slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(ctx.process_handle());
     for request in rx {
         match request {
-            Request::Execute(code, tx) => {
-                *panic.lock().unwrap_or_else(|e| e.into_inner()) = None;
-                let result = ctx
-                    .execute(&code)
+            Request::Execute(code, input, tx) => {
+                *report.lock().unwrap_or_else(|e| e.into_inner()) = CellReport::default();
+                let before: Vec<String> = ctx
+                    .variables_and_types()
+                    .map(|(name, _)| name.to_string())
+                    .collect();
+                busy.store(true, Ordering::SeqCst);
+                let mut callbacks = evcxr::EvalCallbacks {
+                    input_reader: &|request| match &input {
+                        Some(reader) => reader(request.prompt, request.is_password),
+                        None => String::new(),
+                    },
+                };
+                let result = ctx.execute_with_callbacks(&code, &mut callbacks);
+                busy.store(false, Ordering::SeqCst);
+                let result = result
                     .map(|out| {
                         let mut data: CellData = out.content_by_mime_type.into_iter().collect();
                         data.sort();
@@ -437,20 +598,27 @@ fn run(
                         }
                         data
                     })
-                    .map_err(cell_error);
+                    .map_err(|e| {
+                        let mut error = cell_error(e);
+                        if error.ename == "EvaluationProcessTerminated" {
+                            explain_restart(&mut error, &before);
+                        }
+                        error
+                    });
                 // evcxr may have restarted its process: keep interrupt pointed at the live one.
                 *child_slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(ctx.process_handle());
                 flush();
-                let panicked = panic.lock().unwrap_or_else(|e| e.into_inner()).take();
-                let result = match (result, panicked) {
-                    (Ok(_), Some(report)) => Err(CellError {
+                let cell = std::mem::take(&mut *report.lock().unwrap_or_else(|e| e.into_inner()));
+                let result = match (result, cell.panic, cell.user_error) {
+                    (Ok(_), Some(report), _) => Err(CellError {
                         ename: "Panic".into(),
                         evalue: report.message.join("\n"),
                         traceback: std::iter::once(report.location)
                             .chain(report.message)
                             .collect(),
                     }),
-                    (other, _) => other,
+                    (Ok(_), None, Some(lines)) => Err(user_error(lines)),
+                    (other, _, _) => other,
                 };
                 let _ = tx.send(result);
             }

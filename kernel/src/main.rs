@@ -13,6 +13,7 @@ mod clients;
 mod commands;
 mod completeness;
 mod engine;
+mod evaluation_process;
 mod history;
 mod kernelspec;
 mod server;
@@ -238,7 +239,8 @@ fn data(action: DataAction) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    // When evcxr starts this binary as its evaluation process, this never returns.
+    // When evcxr starts this binary as its evaluation process, runtime_hook never returns.
+    evaluation_process::prepare();
     evcxr::runtime_hook();
     let cli = Cli::parse();
     let result = match cli.command {

@@ -9,12 +9,12 @@ use std::time::Duration;
 use bytes_compat::to_frames;
 use jupyter_protocol::ConnectionInfo;
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use zeromq::{Socket, SocketRecv, SocketSend, ZmqMessage};
 
 use crate::commands;
 use crate::completeness::{is_complete, Completeness};
-use crate::engine::{Engine, OutputSink, Stream};
+use crate::engine::{Engine, InputReader, OutputSink, Stream};
 use crate::history::History;
 use crate::wire::{new_header, Message, Signer, PROTOCOL_VERSION};
 
@@ -42,6 +42,10 @@ struct Kernel {
     history: Mutex<History>,
     /// The request whose output is streaming now (None when silent or idle).
     parent: Arc<Mutex<Option<Message>>>,
+    /// input_requests for the stdin task, each with where its answer goes.
+    stdin: mpsc::UnboundedSender<(Message, oneshot::Sender<String>)>,
+    /// Wakes the stdin task from a pending input_request when the cell is interrupted.
+    stdin_cancel: Arc<tokio::sync::Notify>,
 }
 
 /// What the shell loop must do after a request.
@@ -151,6 +155,7 @@ impl Kernel {
             }
             "comm_msg" | "comm_close" => (None, After::Continue),
             "interrupt_request" => {
+                self.stdin_cancel.notify_waiters();
                 let stopped = self.engine.interrupt();
                 log(&format!(
                     "interrupt: {}",
@@ -219,14 +224,20 @@ impl Kernel {
                 evalue: e.clone(),
                 traceback: vec![e],
             }),
-            None => self.engine.execute(code_for_engine).await,
+            None => {
+                let input = content["allow_stdin"]
+                    .as_bool()
+                    .unwrap_or(false)
+                    .then(|| self.input_reader(msg));
+                self.engine.execute(code_for_engine, input).await
+            }
         };
         let mut user_expressions = serde_json::Map::new();
         if let Some(exprs) = content["user_expressions"].as_object() {
             for (name, expr) in exprs {
                 let value = match self
                     .engine
-                    .execute(expr.as_str().unwrap_or("").to_string())
+                    .execute(expr.as_str().unwrap_or("").to_string(), None)
                     .await
                 {
                     Ok(data) => json!({ "status": "ok", "data": bundle(&data), "metadata": {} }),
@@ -280,6 +291,27 @@ impl Kernel {
                 (self.reply(msg, reply), true)
             }
         }
+    }
+
+    /// Answers a cell's requests for input with input_request / input_reply on the stdin
+    /// channel, addressed to the front end that sent `parent`.
+    fn input_reader(&self, parent: &Message) -> InputReader {
+        let parent = parent.clone();
+        let session = self.session.clone();
+        let stdin = self.stdin.clone();
+        Arc::new(move |prompt: String, password: bool| {
+            let request = Message::reply_to(
+                &parent,
+                &session,
+                "input_request",
+                json!({ "prompt": prompt, "password": password }),
+            );
+            let (tx, rx) = oneshot::channel();
+            if stdin.send((request, tx)).is_err() {
+                return String::new();
+            }
+            rx.blocking_recv().unwrap_or_default()
+        })
     }
 
     async fn complete(&self, content: &Value) -> Value {
@@ -400,7 +432,15 @@ pub async fn run(
     let shell = bind(zeromq::RouterSocket::new(), &info.shell_url()).await?;
     let control = bind(zeromq::RouterSocket::new(), &info.control_url()).await?;
     let mut iopub = bind(zeromq::PubSocket::new(), &info.iopub_url()).await?;
-    let _stdin = bind(zeromq::RouterSocket::new(), &info.stdin_url()).await?;
+    let stdin = bind(zeromq::RouterSocket::new(), &info.stdin_url()).await?;
+    let (stdin_tx, stdin_rx) = mpsc::unbounded_channel();
+    let stdin_cancel = Arc::new(tokio::sync::Notify::new());
+    tokio::spawn(serve_stdin(
+        stdin,
+        Arc::clone(&signer),
+        stdin_rx,
+        Arc::clone(&stdin_cancel),
+    ));
     let mut heartbeat = bind(zeromq::RepSocket::new(), &info.hb_url()).await?;
 
     let (iopub_tx, mut iopub_rx) = mpsc::unbounded_channel::<Message>();
@@ -458,6 +498,8 @@ pub async fn run(
         execution_count: Mutex::new(0),
         history: Mutex::new(History::open(&kernel_name)),
         parent,
+        stdin: stdin_tx,
+        stdin_cancel,
     });
     // Tell clients we exist: a starting status on iopub, as ipykernel does.
     let _ = kernel.iopub.send(Message {
@@ -538,6 +580,44 @@ fn start_display_listener(
         }
     });
     Ok(())
+}
+
+/// Sends each input_request on the stdin socket and waits for the input_reply to it (replies
+/// to anything else are logged and dropped); an interrupt answers the request with "".
+async fn serve_stdin(
+    mut socket: zeromq::RouterSocket,
+    signer: Arc<Signer>,
+    mut requests: mpsc::UnboundedReceiver<(Message, oneshot::Sender<String>)>,
+    cancel: Arc<tokio::sync::Notify>,
+) {
+    while let Some((request, answer)) = requests.recv().await {
+        let id = request.header["msg_id"].clone();
+        let Some(frames) = to_frames(signer.encode(&request)) else {
+            let _ = answer.send(String::new());
+            continue;
+        };
+        if socket.send(frames).await.is_err() {
+            let _ = answer.send(String::new());
+            continue;
+        }
+        let value = loop {
+            tokio::select! {
+                raw = socket.recv() => {
+                    let Ok(raw) = raw else { break String::new() };
+                    let Some(reply) = decode(&signer, raw, "stdin") else { continue };
+                    // jupyter_client sends its input_reply without a parent header; one that
+                    // names a parent must name this request.
+                    let parent = &reply.parent_header["msg_id"];
+                    if reply.msg_type() == "input_reply" && (parent.is_null() || *parent == id) {
+                        break reply.content["value"].as_str().unwrap_or("").to_string();
+                    }
+                    log(&format!("stdin: ignored a {} that answers no pending request", reply.msg_type()));
+                }
+                _ = cancel.notified() => break String::new(),
+            }
+        };
+        let _ = answer.send(value);
+    }
 }
 
 /// Serves one ROUTER socket (shell or control) until a shutdown request: each request is

@@ -73,6 +73,9 @@ pub enum Error {
         /// The dtype given.
         dtype: DType,
     },
+    /// The user interrupted the cell (Jupyter's interrupt); the session's variables are kept.
+    #[error("interrupted by the user; the session's variables are kept")]
+    Interrupted,
     /// Operands live on two different devices.
     #[error(
         "{op}: operands are on different devices:\n  {lhs}\n  {rhs}\nmove one first, e.g. `rhs.backend_transfer(Device::parse(\"{lhs_device}\")?)?`"

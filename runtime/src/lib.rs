@@ -32,6 +32,7 @@ pub mod device;
 pub mod display;
 pub mod dtype;
 pub mod error;
+pub mod interrupt;
 pub mod notebook;
 pub mod ops;
 pub mod serving;
@@ -45,7 +46,10 @@ pub use device::{Client, Device};
 pub use display::{print_limit, set_print_limit};
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
-pub use notebook::{clear_output, display, DisplayHandle, Displayable, Html, Svg};
+pub use interrupt::sleep;
+pub use notebook::{
+    clear_output, display, input, input_password, DisplayHandle, Displayable, Html, Svg,
+};
 pub use ops::{Leftover, Operand};
 pub use serving::Serving;
 pub use session::{default_device, resolve_device, set_default_client, set_default_device};

@@ -149,6 +149,56 @@ pub fn clear_output(wait: bool) {
     send(&serde_json::json!({ "type": "clear", "wait": wait }).to_string());
 }
 
+/// Asks the person at the notebook for a line of text (Jupyter's `input()`): the kernel sends
+/// an input_request and the front end shows a text box with `prompt`. Outside a kernel it reads
+/// a line from stdin after printing the prompt. An interrupt while waiting is
+/// [`Error::Interrupted`](crate::Error::Interrupted).
+pub fn input(prompt: &str) -> crate::Result<String> {
+    read_input(prompt, false)
+}
+
+/// Like [`input`], with the text hidden as it is typed.
+pub fn input_password(prompt: &str) -> crate::Result<String> {
+    read_input(prompt, true)
+}
+
+fn read_input(prompt: &str, password: bool) -> crate::Result<String> {
+    let mut out = std::io::stdout().lock();
+    // The request line is evcxr's protocol (crate evcxr_input), which cuts the prompt at a ':';
+    // a ratio sign (U+2236) looks the same.
+    let written = if std::env::var_os("EVCXR_IS_RUNTIME").is_some() {
+        let kind = if password {
+            "EVCXR_INPUT_REQUEST_PASSWORD"
+        } else {
+            "EVCXR_INPUT_REQUEST"
+        };
+        writeln!(
+            out,
+            "{kind}:{}",
+            prompt.replace('\n', " ").replace(':', "\u{2236}")
+        )
+    } else {
+        write!(out, "{prompt}")
+    };
+    written
+        .and_then(|_| out.flush())
+        .map_err(|e| io_error("stdout", e))?;
+    drop(out);
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|e| io_error("stdin", e))?;
+    crate::interrupt::check()?;
+    Ok(line.trim_end_matches(['\r', '\n']).to_string())
+}
+
+fn io_error(what: &str, e: std::io::Error) -> crate::Error {
+    crate::Error::Io {
+        path: what.into(),
+        message: e.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -56,6 +56,8 @@ pub enum Leftover {
 }
 
 fn backend_of(device: Device) -> Result<&'static dyn Backend> {
+    // Every operation passes here: the safe point where an interrupted cell stops.
+    crate::interrupt::check()?;
     backend::for_device(device)
 }
 

@@ -25,6 +25,10 @@ fn offset(coords: &[usize], view: &Strided) -> usize {
 fn build<T: Element>(n: usize, shape: &[usize], mut f: impl FnMut(usize) -> T) -> Result<Vec<T>> {
     let mut out = try_alloc(n, T::ZERO, shape)?;
     for (i, o) in out.iter_mut().enumerate() {
+        // The reference backend can take seconds on one op; let an interrupt stop it midway.
+        if i % 4096 == 0 {
+            crate::interrupt::check()?;
+        }
         *o = f(i);
     }
     Ok(out)

@@ -1,0 +1,193 @@
+//! Set-up of the evaluation process: the copy of this binary that evcxr starts to run cells in.
+//!
+//! Two things evcxr keeps to itself are made visible to the kernel here, before evcxr's own
+//! loop takes over the process:
+//!
+//! * **Interrupts.** SIGINT only raises a flag (published to the runtime, see
+//!   `tensorbook::interrupt`), so the kernel can stop a cell at the runtime's next safe point
+//!   without killing the process and every variable with it.
+//! * **`?` errors.** evcxr reports an `Err` returned through `?` by printing it on stderr and a
+//!   private marker on stdout that it consumes itself, so the cell looks successful. stdout is
+//!   routed through a pipe read here; on evcxr's marker a [`USER_ERROR_MARKER`] line goes to
+//!   stderr, where the kernel turns it into the cell's error. The same reader clears a pending
+//!   interrupt when a cell completes, so that it cannot leak into the next cell.
+//! * **Cells that never reach a safe point.** stdin is relayed too, so this process knows when
+//!   a cell runs (from evcxr's `LOAD_AND_RUN` to its completion line). A cell still running
+//!   [`GRACE`] after SIGINT (a pure CPU loop, std's sleep) ends the process; evcxr starts a new
+//!   one and the kernel reports which variables were lost.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long a cell may keep running after an interrupt before the process is ended.
+pub const GRACE: Duration = Duration::from_secs(2);
+
+/// Exit status of a process ended because its cell ignored an interrupt.
+pub const INTERRUPT_EXIT_STATUS: i32 = 130;
+
+/// Where the relays record what the process is doing.
+struct CellState {
+    /// The runtime's interrupt flag (cleared by the runtime when it stops, and at completion).
+    flag: &'static AtomicBool,
+    /// Raised by the signal handler for the watchdog, which clears it.
+    signalled: AtomicBool,
+    /// Cells started (`LOAD_AND_RUN` lines relayed).
+    started: AtomicU64,
+    /// Cells completed.
+    completed: AtomicU64,
+}
+
+/// The line written on stderr when a cell returned an `Err` through `?`.
+pub const USER_ERROR_MARKER: &str = "\u{1b}[tensorbook:user-error]";
+
+/// Printed by evcxr's generated code when `?` returned early (evcxr_internal_runtime).
+const EVCXR_USER_ERROR: &[u8] = b"EVCXR_ERROR_OCCURRED";
+/// Printed by evcxr's runtime after each cell.
+const EVCXR_EXECUTION_COMPLETE: &[u8] = b"EVCXR_EXECUTION_COMPLETE";
+
+/// Prepares this process if evcxr started it to run cells; does nothing otherwise. Must run
+/// before any other thread exists (it sets environment variables).
+pub fn prepare() {
+    if std::env::var_os("EVCXR_IS_RUNTIME").is_none() {
+        return;
+    }
+    let flag: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
+    std::env::set_var(
+        tensorbook::interrupt::FLAG_ENV,
+        tensorbook::interrupt::flag_env_value(flag),
+    );
+    let state: &'static CellState = Box::leak(Box::new(CellState {
+        flag,
+        signalled: AtomicBool::new(false),
+        started: AtomicU64::new(0),
+        completed: AtomicU64::new(0),
+    }));
+    // SAFETY: the handler only stores to atomics, which is async-signal-safe.
+    let handler = unsafe {
+        signal_hook_registry::register(libc::SIGINT, move || {
+            state.flag.store(true, Ordering::SeqCst);
+            state.signalled.store(true, Ordering::SeqCst);
+        })
+    };
+    if let Err(e) = handler {
+        eprintln!("[tensorbook] interrupts will restart the evaluation process: {e}");
+    }
+    if let Err(e) = route_stdin(state) {
+        eprintln!("[tensorbook] interrupted cells cannot be stopped: {e}");
+        return;
+    }
+    if let Err(e) = route_stdout(state) {
+        eprintln!("[tensorbook] `?` errors will not be reported as errors: {e}");
+    }
+    let watchdog = std::thread::Builder::new()
+        .name("interrupt-watchdog".into())
+        .spawn(move || watch(state));
+    if let Err(e) = watchdog {
+        eprintln!("[tensorbook] interrupted cells cannot be stopped: {e}");
+    }
+}
+
+/// Ends the process when a cell is still running [`GRACE`] after an interrupt.
+fn watch(state: &'static CellState) {
+    loop {
+        std::thread::sleep(Duration::from_millis(20));
+        if !state.signalled.swap(false, Ordering::SeqCst) {
+            continue;
+        }
+        let started = state.started.load(Ordering::SeqCst);
+        if state.completed.load(Ordering::SeqCst) >= started {
+            // Between cells (evcxr is compiling): the flag stops the next cell at its first op.
+            continue;
+        }
+        let deadline = Instant::now() + GRACE;
+        while Instant::now() < deadline {
+            if state.completed.load(Ordering::SeqCst) >= started {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if state.completed.load(Ordering::SeqCst) < started {
+            eprintln!(
+                "[tensorbook] the cell did not stop within {} s of the interrupt (no runtime call, \
+                 print or tensorbook::sleep to stop at): ending the evaluation process",
+                GRACE.as_secs()
+            );
+            std::process::exit(INTERRUPT_EXIT_STATUS);
+        }
+    }
+}
+
+/// Replaces descriptor `fd` with the given end of a new pipe and returns the original
+/// descriptor as a file.
+fn replace_descriptor(fd: i32, with: &impl AsRawFd) -> std::io::Result<File> {
+    // SAFETY: plain descriptor calls on descriptors this process owns; on failure nothing has
+    // been replaced.
+    let original = unsafe { libc::dup(fd) };
+    if original < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if unsafe { libc::dup2(with.as_raw_fd(), fd) } < 0 {
+        let e = std::io::Error::last_os_error();
+        unsafe { libc::close(original) };
+        return Err(e);
+    }
+    // SAFETY: `original` is a fresh descriptor that nothing else owns.
+    Ok(unsafe { File::from_raw_fd(original) })
+}
+
+/// Copies `from` to `to` line by line on a thread of its own, showing each line to `watch`
+/// before it is passed on.
+fn relay(
+    name: &str,
+    from: impl std::io::Read + Send + 'static,
+    mut to: impl Write + Send + 'static,
+    watch: impl Fn(&[u8]) + Send + 'static,
+) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            let mut lines = BufReader::new(from);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                match lines.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {}
+                }
+                watch(line.strip_suffix(b"\n").unwrap_or(&line));
+                if to.write_all(&line).and_then(|_| to.flush()).is_err() {
+                    return;
+                }
+            }
+        })?;
+    Ok(())
+}
+
+fn route_stdin(state: &'static CellState) -> std::io::Result<()> {
+    let (reader, writer) = std::io::pipe()?;
+    let stdin = replace_descriptor(0, &reader)?;
+    drop(reader);
+    relay("stdin-relay", stdin, writer, move |line| {
+        if line.starts_with(b"LOAD_AND_RUN ") {
+            state.started.fetch_add(1, Ordering::SeqCst);
+        }
+    })
+}
+
+fn route_stdout(state: &'static CellState) -> std::io::Result<()> {
+    let (reader, writer) = std::io::pipe()?;
+    let stdout = replace_descriptor(1, &writer)?;
+    drop(writer);
+    relay("stdout-relay", reader, stdout, move |line| {
+        if line == EVCXR_USER_ERROR {
+            // stderr before stdout: the kernel sees the marker before the cell ends.
+            eprintln!("{USER_ERROR_MARKER}");
+        } else if line == EVCXR_EXECUTION_COMPLETE {
+            state.flag.store(false, Ordering::SeqCst);
+            state.completed.fetch_add(1, Ordering::SeqCst);
+        }
+    })
+}

@@ -1,0 +1,100 @@
+//! Cooperative interruption of a running notebook cell.
+//!
+//! Jupyter's interrupt should stop a cell without losing the session's variables, so the
+//! kernel does not kill the evaluation process: it sends it SIGINT, whose handler (installed
+//! by the kernel binary, which *is* the evaluation process) only raises a flag. The runtime
+//! checks that flag at its own safe points — every tensor operation, every row of the binary
+//! backend's loops, [`sleep`], display updates and benchmark runs — and answers with
+//! [`Error::Interrupted`], which a cell's `?` turns into an ordinary error.
+//!
+//! Every cell is a separate library with its own copy of this crate's statics, so the flag
+//! cannot be a static here: the evaluation process publishes its address in
+//! [`FLAG_ENV`] as `<pid>:<address>`. The pid guards against the variable leaking into a
+//! child process, where the address would mean nothing. Outside a kernel there is no flag and
+//! every check passes.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+
+/// Environment variable through which the evaluation process shares its interrupt flag.
+pub const FLAG_ENV: &str = "TENSORBOOK_INTERRUPT_FLAG";
+
+/// Formats the value of [`FLAG_ENV`] for a flag that lives as long as the process.
+pub fn flag_env_value(flag: &'static AtomicBool) -> String {
+    format!(
+        "{}:{:x}",
+        std::process::id(),
+        flag as *const AtomicBool as usize
+    )
+}
+
+fn flag() -> Option<&'static AtomicBool> {
+    static FLAG: OnceLock<Option<usize>> = OnceLock::new();
+    let address = (*FLAG.get_or_init(|| {
+        let value = std::env::var(FLAG_ENV).ok()?;
+        let (pid, address) = value.split_once(':')?;
+        if pid.parse::<u32>().ok()? != std::process::id() {
+            return None;
+        }
+        usize::from_str_radix(address, 16).ok().filter(|&a| a != 0)
+    }))?;
+    // SAFETY: the address was published by this very process (the pid matches) for a leaked,
+    // never-freed AtomicBool, so it is valid and aligned for the rest of the process's life.
+    Some(unsafe { &*(address as *const AtomicBool) })
+}
+
+/// Whether an interrupt is pending, without consuming it.
+pub fn requested() -> bool {
+    flag().is_some_and(|f| f.load(Ordering::Relaxed))
+}
+
+/// Returns [`Error::Interrupted`] if the user interrupted the cell, and clears the request so
+/// that the next cell starts clean.
+pub fn check() -> Result<()> {
+    match flag() {
+        Some(f) if f.swap(false, Ordering::Relaxed) => Err(Error::Interrupted),
+        _ => Ok(()),
+    }
+}
+
+/// Sleeps like `std::thread::sleep`, but returns [`Error::Interrupted`] as soon as the cell is
+/// interrupted (std's sleep resumes after the signal, so a cell sleeping in it is only
+/// stopped by restarting the evaluation process).
+pub fn sleep(duration: Duration) -> Result<()> {
+    let end = Instant::now() + duration;
+    loop {
+        check()?;
+        let now = Instant::now();
+        if now >= end {
+            return Ok(());
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(10)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_kernel_nothing_is_interrupted() {
+        assert!(!requested());
+        assert!(check().is_ok());
+        assert!(sleep(Duration::from_millis(1)).is_ok());
+    }
+
+    #[test]
+    fn the_published_value_names_this_process() {
+        static FLAG: AtomicBool = AtomicBool::new(false);
+        let value = flag_env_value(&FLAG);
+        let (pid, address) = value.split_once(':').unwrap();
+        assert_eq!(pid.parse::<u32>().unwrap(), std::process::id());
+        assert_eq!(
+            usize::from_str_radix(address, 16).unwrap(),
+            &FLAG as *const AtomicBool as usize
+        );
+    }
+}

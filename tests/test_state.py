@@ -1,0 +1,109 @@
+"""A session keeps its tensors through mistakes: panics, compile errors, `?` errors and
+interrupts (issue: cells that are fast and never lose their tensors)."""
+import time
+
+import pytest
+from jupyter_client.manager import start_new_kernel
+
+from conftest import FIRST_CELL_TIMEOUT, TIMEOUT, iopub_until_idle, run_cell, stdout_of
+
+KEPT = "let kept = Tensor::iota(DType::F32, &[4], None)?;\nuse std::collections::BTreeMap;"
+
+
+@pytest.fixture(scope="module")
+def session():
+    km, kc = start_new_kernel(kernel_name="tensorbook", startup_timeout=60)
+    reply, _ = run_cell(kc, KEPT, timeout=FIRST_CELL_TIMEOUT)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    yield km, kc
+    kc.stop_channels()
+    km.shutdown_kernel(now=False)
+
+
+def assert_kept(kc):
+    reply, outputs = run_cell(kc, "kept")
+    assert reply["content"]["status"] == "ok", reply["content"]
+    text = [m for m in outputs if m["msg_type"] == "execute_result"][0]["content"]["data"]["text/plain"]
+    assert "[0.0, 1.0, 2.0, 3.0]" in text and "Backend<host" in text, text
+
+
+def error_of(reply, outputs):
+    content = reply["content"]
+    assert content["status"] == "error", content
+    errors = [m["content"] for m in outputs if m["msg_type"] == "error"]
+    assert errors and errors[0]["ename"] == content["ename"], (errors, content)
+    return content
+
+
+def test_a_panicking_cell_that_used_the_tensor(session):
+    _, kc = session
+    content = error_of(*run_cell(kc, 'let doubled = kept.add(&kept)?;\npanic!("boom after {}", doubled.signature());'))
+    assert content["ename"] == "Panic" and "boom after f32[4]" in content["evalue"], content
+    assert_kept(kc)
+
+
+def test_a_cell_that_fails_to_compile(session):
+    _, kc = session
+    content = error_of(*run_cell(kc, "let wrong: i32 = kept;"))
+    assert content["ename"] == "CompilationError", content
+    assert_kept(kc)
+
+
+def test_a_cell_that_returns_err_through_question_mark(session):
+    _, kc = session
+    content = error_of(*run_cell(kc, "let three = Tensor::iota(DType::F32, &[3], None)?;\nlet sum = kept.add(&three)?;"))
+    assert content["ename"] == "Error", content
+    report = " ".join(content["traceback"])
+    assert "[4]" in report and "[3]" in report and "incompatible" in content["evalue"], content
+    assert_kept(kc)
+
+
+def interrupt_when_printed(km, kc, code, marker, timeout=TIMEOUT):
+    """Runs `code`, interrupts once it printed `marker`; returns (reply, outputs, seconds from
+    the interrupt to the reply)."""
+    msg_id = kc.execute(code)
+    outputs = []
+    deadline = time.monotonic() + timeout
+    while marker not in stdout_of(outputs):
+        assert time.monotonic() < deadline, f"{marker!r} never printed: {outputs}"
+        msg = kc.get_iopub_msg(timeout=timeout)
+        if msg["parent_header"].get("msg_id") == msg_id:
+            outputs.append(msg)
+    t = time.monotonic()
+    km.interrupt_kernel()
+    reply = kc.get_shell_msg(timeout=timeout)
+    while reply["parent_header"].get("msg_id") != msg_id:
+        reply = kc.get_shell_msg(timeout=timeout)
+    elapsed = time.monotonic() - t
+    return reply, iopub_until_idle(kc, msg_id, outputs, timeout), elapsed
+
+
+@pytest.mark.parametrize("what,code", [
+    ("a loop calling the runtime", 'println!("started");\nloop { let _ = kept.multiply(&kept)?; }'),
+    ("a sleeping loop", 'println!("started");\nloop { tensorbook::sleep(std::time::Duration::from_millis(200))?; }'),
+])
+def test_interrupting_keeps_the_session(session, what, code):
+    km, kc = session
+    reply, outputs, elapsed = interrupt_when_printed(km, kc, code, "started")
+    content = error_of(reply, outputs)
+    assert content["ename"] == "Interrupted", content
+    print(f"{what} stopped {elapsed * 1e3:.0f} ms after the interrupt")
+    assert_kept(kc)
+
+
+def test_a_pure_cpu_loop_restarts_the_process_and_says_what_was_lost(session):
+    km, kc = session
+    run_cell(kc, ":client host")
+    reply, outputs, elapsed = interrupt_when_printed(
+        km, kc, 'println!("spinning");\nlet mut i: u64 = 0;\nloop { i = std::hint::black_box(i.wrapping_add(1)); }', "spinning")
+    content = error_of(reply, outputs)
+    assert content["ename"] == "Interrupted", content
+    assert "variables lost: kept" in content["evalue"], content
+    print(f"CPU loop ended {elapsed * 1e3:.0f} ms after the interrupt")
+    # The kernel keeps serving; what it owns (default client, imports) is still there.
+    reply, outputs = run_cell(kc, ":client")
+    assert "host:0" in stdout_of(outputs)
+    reply, outputs = run_cell(kc, "let mut m: BTreeMap<u8, u8> = BTreeMap::new(); m.insert(1, 2); let again = Tensor::iota(DType::F32, &[2], None)?; again")
+    assert reply["content"]["status"] == "ok", reply["content"]
+    text = [m for m in outputs if m["msg_type"] == "execute_result"][0]["content"]["data"]["text/plain"]
+    assert "Backend<host:0>" in text
