@@ -34,5 +34,9 @@ case "${1:-}" in
     ;;
   --console) exec jupyter console --kernel tensorbook ;;
   --blog) exec ./target/debug/tensorbook bench matmul ;;
-  *) exec jupyter lab --no-browser --ip 127.0.0.1 --notebook-dir notebooks ;;
+  *)
+    # Containers and CI images often run as root, which JupyterLab refuses without the flag.
+    root_flag=()
+    if [ "$(id -u)" = 0 ]; then root_flag=(--allow-root); fi
+    exec jupyter lab --no-browser --ip 127.0.0.1 --notebook-dir notebooks "${root_flag[@]}" ;;
 esac

