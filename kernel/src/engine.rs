@@ -314,10 +314,7 @@ fn user_error(lines: Vec<String>) -> CellError {
 fn explain_restart(error: &mut CellError, lost: &[String]) {
     let interrupted = error
         .evalue
-        .contains(&format!("status: {INTERRUPT_EXIT_STATUS}"))
-        || error
-            .evalue
-            .contains(&format!("exit status: {INTERRUPT_EXIT_STATUS}"));
+        .contains(&format!("exit status: {INTERRUPT_EXIT_STATUS}"));
     let mut lost = lost.to_vec();
     lost.sort();
     let lost = if lost.is_empty() {
