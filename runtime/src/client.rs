@@ -2,7 +2,6 @@
 //! unavailable. Asking for an absent client is an error that says why, never a fallback.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
 
 use crate::device::{Client, Device};
 use crate::error::{Error, Result};
@@ -64,10 +63,7 @@ pub fn set_host_device_count(n: usize) -> Result<()> {
 }
 
 fn cuda_status() -> &'static std::result::Result<usize, String> {
-    static STATUS: OnceLock<std::result::Result<usize, String>> = OnceLock::new();
-    STATUS.get_or_init(|| {
-        Err("this build has no cuda backend yet (tracked in the CUDA issue); use host".into())
-    })
+    crate::backend::cuda::probe()
 }
 
 /// The state of one client.

@@ -42,7 +42,7 @@ impl Factory {
 
     fn place(&self, buffer: Buffer, shape: &[usize]) -> Result<Tensor> {
         let device = self.device()?;
-        Ok(Tensor::from_buffer(buffer, shape.to_vec(), device))
+        Tensor::from_host(buffer, shape.to_vec(), device)
     }
 
     /// A tensor holding `data` with `shape`; the length must match.

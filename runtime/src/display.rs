@@ -6,6 +6,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::buffer::Buffer;
+use crate::error::Error;
 use crate::shape::{fmt_shape, strides};
 use crate::tensor::Tensor;
 
@@ -75,12 +76,17 @@ fn write_nested(
 }
 
 impl Tensor {
-    /// The previewed elements, formatted, in print order (or `None` once deallocated).
-    fn preview_values(&self, limit: usize) -> Option<Vec<String>> {
-        let buffer = self.buffer().ok()?;
+    /// The previewed elements, formatted, in print order; `Err` with what to show instead
+    /// (`Deallocated`, or a device's failure).
+    fn preview_values(&self, limit: usize) -> std::result::Result<Vec<String>, String> {
+        let shown = |e: Error| match e {
+            Error::Deallocated { .. } => "Deallocated".to_string(),
+            other => format!("(values unavailable: {other})"),
+        };
+        let memory = self.memory().map_err(shown)?;
         let indices = preview_indices(self.shape(), limit);
-        let picked: Buffer = buffer.gather(&indices);
-        Some((0..picked.len()).map(|i| picked.format_at(i)).collect())
+        let picked: Buffer = memory.gather(&indices).map_err(shown)?;
+        Ok((0..picked.len()).map(|i| picked.format_at(i)).collect())
     }
 
     /// The placement line: `Backend<host:0>`.
@@ -97,8 +103,8 @@ impl Tensor {
             self.backend_line()
         );
         match self.preview_values(limit) {
-            None => s.push_str("Deallocated"),
-            Some(values) => write_nested(&mut s, self.shape(), &mut values.into_iter(), limit, 2),
+            Err(why) => s.push_str(&why),
+            Ok(values) => write_nested(&mut s, self.shape(), &mut values.into_iter(), limit, 2),
         }
         s.push('>');
         s
@@ -122,8 +128,11 @@ impl Tensor {
             self.byte_size()
         );
         match (self.preview_values(limit), self.rank()) {
-            (None, _) => h.push_str("<div class=\"tb-deallocated\">Deallocated</div>"),
-            (Some(values), 1 | 2) => {
+            (Err(why), _) => h.push_str(&format!(
+                "<div class=\"tb-deallocated\">{}</div>",
+                html_escape(&why)
+            )),
+            (Ok(values), 1 | 2) => {
                 let (rows, cols) = if self.rank() == 1 {
                     (1, self.shape()[0])
                 } else {
@@ -147,7 +156,7 @@ impl Tensor {
                 }
                 h.push_str("</table>");
             }
-            (Some(_), _) => {
+            (Ok(_), _) => {
                 h.push_str(&format!("<pre>{}</pre>", html_escape(&self.to_text(limit))));
             }
         }

@@ -134,6 +134,31 @@ pub enum Error {
         /// The bytes that would be needed.
         bytes: u128,
     },
+    /// A device could not allocate memory for a tensor (out of memory, or over the memory
+    /// fraction the session allows).
+    #[error("cannot allocate {dtype}{} ({bytes} bytes) on {device}: {reason}", fmt_shape(.shape))]
+    DeviceAllocation {
+        /// Where the memory was wanted.
+        device: Device,
+        /// The shape asked for.
+        shape: Vec<usize>,
+        /// The dtype asked for.
+        dtype: DType,
+        /// The bytes that would be needed.
+        bytes: u128,
+        /// Why it failed, with the device's free and allowed memory where known.
+        reason: String,
+    },
+    /// A device reported a failure (a driver, cuBLAS or NVRTC error).
+    #[error("{op} on {device} failed: {message}")]
+    Device {
+        /// The operation.
+        op: &'static str,
+        /// The device.
+        device: Device,
+        /// The driver's message.
+        message: String,
+    },
     /// A closure given to a `Serving` failed.
     #[error("serving: {0}")]
     Serving(String),

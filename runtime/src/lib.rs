@@ -33,6 +33,7 @@ pub mod display;
 pub mod dtype;
 pub mod error;
 pub mod interrupt;
+pub mod memory;
 pub mod notebook;
 pub mod ops;
 pub mod serving;

@@ -85,15 +85,15 @@ impl Tensor {
         if self.dtype() == dtype {
             return Ok(self.clone());
         }
-        let out = backend_of(device)?.cast(&*self.buffer()?, dtype)?;
-        Ok(Tensor::from_buffer(out, self.shape().to_vec(), device))
+        let out = backend_of(device)?.cast(&*self.memory()?, dtype)?;
+        Ok(Tensor::from_memory(out, self.shape().to_vec(), device))
     }
 
     /// Materialises a strided view of this tensor on its device.
     fn view(&self, op: &'static str, view: Strided, shape: Vec<usize>) -> Result<Tensor> {
         let device = resolve_device(op, None, &[self])?;
-        let out = backend_of(device)?.copy_strided(&*self.buffer()?, &view, &shape)?;
-        Ok(Tensor::from_buffer(out, shape, device))
+        let out = backend_of(device)?.copy_strided(&*self.memory()?, &view, &shape)?;
+        Ok(Tensor::from_memory(out, shape, device))
     }
 
     /// Converts this tensor to `dtype` (the same tensor when it already has that dtype:
@@ -137,11 +137,11 @@ impl Tensor {
         };
         let out = backend_of(device)?.binary(
             op,
-            (&*a.buffer()?, &va),
-            (&*b.buffer()?, &vb),
+            (&*a.memory()?, &va),
+            (&*b.memory()?, &vb),
             &out_shape,
         )?;
-        Ok(Tensor::from_buffer(out, out_shape, device))
+        Ok(Tensor::from_memory(out, out_shape, device))
     }
 
     binary_methods! {
@@ -180,8 +180,8 @@ impl Tensor {
         } else {
             self.clone()
         };
-        let out = backend_of(device)?.unary(op, &*x.buffer()?)?;
-        Ok(Tensor::from_buffer(out, self.shape().to_vec(), device))
+        let out = backend_of(device)?.unary(op, &*x.memory()?)?;
+        Ok(Tensor::from_memory(out, self.shape().to_vec(), device))
     }
 
     unary_methods! {
@@ -231,9 +231,9 @@ impl Tensor {
         };
         let device = resolve_device(name, None, &[self])?;
         let x = self.converted(dtype, device)?;
-        let out = backend_of(device)?.reduce(op, &*x.buffer()?, self.shape(), &axes)?;
+        let out = backend_of(device)?.reduce(op, &*x.memory()?, self.shape(), &axes)?;
         let shape = reduced_shape(self.shape(), &axes, keep_axes);
-        Ok(Tensor::from_buffer(out, shape, device))
+        Ok(Tensor::from_memory(out, shape, device))
     }
 
     /// Sum over `axes` (all when `None`); integers sum in s64.
@@ -299,13 +299,13 @@ impl Tensor {
             });
         }
         let device = resolve_device(name, None, &[self])?;
-        let out = backend_of(device)?.arg_reduce(op, &*x.buffer()?, x.shape(), axis)?;
+        let out = backend_of(device)?.arg_reduce(op, &*x.memory()?, x.shape(), axis)?;
         let shape = match (keep_axes, x.rank() == self.rank()) {
             (true, true) => reduced_shape(self.shape(), &[axis], true),
             (true, false) => vec![1; self.rank()],
             (false, _) => reduced_shape(x.shape(), &[axis], false),
         };
-        Ok(Tensor::from_buffer(out, shape, device))
+        Ok(Tensor::from_memory(out, shape, device))
     }
 
     /// Index of the first maximum along `axis` (over all elements, flattened, when `None`), s64.
@@ -358,7 +358,7 @@ impl Tensor {
         let (a, sa) = batch_operand(a, &batch, [m, k])?;
         let (b, sb) = batch_operand(b, &batch, [k, n])?;
         let out =
-            backend_of(device)?.matmul(&*a.buffer()?, sa, &*b.buffer()?, sb, nbatch, m, k, n)?;
+            backend_of(device)?.matmul(&*a.memory()?, sa, &*b.memory()?, sb, nbatch, m, k, n)?;
         let mut shape = batch;
         if self.rank() > 1 {
             shape.push(m);
@@ -366,12 +366,12 @@ impl Tensor {
         if rhs.rank() > 1 {
             shape.push(n);
         }
-        Ok(Tensor::from_buffer(out, shape, device))
+        Ok(Tensor::from_memory(out, shape, device))
     }
 
     /// The same elements with another shape of the same size (shares the buffer).
     pub fn reshape(&self, shape: &[usize]) -> Result<Tensor> {
-        self.buffer()?;
+        self.memory()?;
         if numel(shape) != self.size() {
             return Err(Error::ShapeMismatch {
                 op: "reshape",
@@ -541,13 +541,13 @@ impl Tensor {
             .map(|i| start[i].min(self.shape()[i] - update.shape()[i]))
             .collect();
         let out = backend_of(device)?.put_slice(
-            &*self.buffer()?,
+            &*self.memory()?,
             self.shape(),
-            &*update.buffer()?,
+            &*update.memory()?,
             update.shape(),
             &start,
         )?;
-        Ok(Tensor::from_buffer(out, self.shape().to_vec(), device))
+        Ok(Tensor::from_memory(out, self.shape().to_vec(), device))
     }
 
     /// Joins tensors along `axis`; every other axis must agree. Dtypes promote.
@@ -580,9 +580,9 @@ impl Tensor {
             .collect::<Result<Vec<_>>>()?;
         let buffers = converted
             .iter()
-            .map(|t| t.buffer())
+            .map(|t| t.memory())
             .collect::<Result<Vec<_>>>()?;
-        let parts: Vec<(&crate::buffer::Buffer, &[usize])> = buffers
+        let parts: Vec<(&crate::memory::Memory, &[usize])> = buffers
             .iter()
             .zip(&converted)
             .map(|(b, t)| (&**b, t.shape()))
@@ -590,7 +590,7 @@ impl Tensor {
         let out = backend_of(device)?.concatenate(&parts, axis)?;
         let mut shape = first.shape().to_vec();
         shape[axis] = converted.iter().map(|t| t.shape()[axis]).sum();
-        Ok(Tensor::from_buffer(out, shape, device))
+        Ok(Tensor::from_memory(out, shape, device))
     }
 
     /// Stacks tensors of one shape along a new axis.
@@ -639,11 +639,11 @@ impl Tensor {
                     })
             })
             .collect::<Result<Vec<_>>>()?;
-        let out = backend_of(device)?.take(&*self.buffer()?, self.shape(), &idx, axis)?;
+        let out = backend_of(device)?.take(&*self.memory()?, self.shape(), &idx, axis)?;
         let mut shape = self.shape()[..axis].to_vec();
         shape.extend_from_slice(indices.shape());
         shape.extend_from_slice(&self.shape()[axis + 1..]);
-        Ok(Tensor::from_buffer(out, shape, device))
+        Ok(Tensor::from_memory(out, shape, device))
     }
 
     /// Splits axis 0 into batches of `batch_size`, on this tensor's device. The last, short

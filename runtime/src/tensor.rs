@@ -10,13 +10,14 @@ use crate::client::check_device;
 use crate::device::Device;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
+use crate::memory::Memory;
 use crate::shape::{fmt_shape, numel};
 
 /// A tensor's memory and the device it belongs to.
 #[derive(Debug)]
 pub(crate) struct Storage {
     device: Device,
-    buffer: RwLock<Option<Arc<Buffer>>>,
+    memory: RwLock<Option<Arc<Memory>>>,
 }
 
 /// An n-dimensional array with a runtime dtype, shape and placement. `Debug` and `Display`
@@ -29,17 +30,26 @@ pub struct Tensor {
 }
 
 impl Tensor {
-    /// Wraps a buffer already computed for `device`. The buffer's length must match the shape.
-    pub(crate) fn from_buffer(buffer: Buffer, shape: Vec<usize>, device: Device) -> Tensor {
-        debug_assert_eq!(buffer.len(), numel(&shape));
+    /// Wraps memory already computed on `device`. Its length must match the shape.
+    pub(crate) fn from_memory(memory: Memory, shape: Vec<usize>, device: Device) -> Tensor {
+        debug_assert_eq!(memory.len(), numel(&shape));
         Tensor {
-            dtype: buffer.dtype(),
+            dtype: memory.dtype(),
             storage: Arc::new(Storage {
                 device,
-                buffer: RwLock::new(Some(Arc::new(buffer))),
+                memory: RwLock::new(Some(Arc::new(memory))),
             }),
             shape,
         }
+    }
+
+    /// Places host elements on `device` (an upload for a GPU).
+    pub(crate) fn from_host(buffer: Buffer, shape: Vec<usize>, device: Device) -> Result<Tensor> {
+        Ok(Tensor::from_memory(
+            Memory::place(buffer, &shape, device)?,
+            shape,
+            device,
+        ))
     }
 
     /// The same buffer seen with another shape of the same element count (reshape, squeeze).
@@ -51,20 +61,23 @@ impl Tensor {
         }
     }
 
-    /// The buffer, or `Deallocated` if it was freed. Ops hold this `Arc` while they run, so a
+    /// The memory, or `Deallocated` if it was freed. Ops hold this `Arc` while they run, so a
     /// concurrent `deallocate` frees the memory only once they finish, and no lock is held.
-    pub(crate) fn buffer(&self) -> Result<Arc<Buffer>> {
+    pub(crate) fn memory(&self) -> Result<Arc<Memory>> {
         let guard = self
             .storage
-            .buffer
+            .memory
             .read()
             .unwrap_or_else(|e| e.into_inner());
         guard.clone().ok_or_else(|| self.deallocated())
     }
 
-    /// Runs `f` on the buffer, or fails with `Deallocated` if it was freed.
+    /// Runs `f` on the elements in host memory (copied from a device first), or fails with
+    /// `Deallocated` if they were freed.
     pub(crate) fn read<R>(&self, f: impl FnOnce(&Buffer) -> Result<R>) -> Result<R> {
-        f(&*self.buffer()?)
+        let memory = self.memory()?;
+        let host = memory.to_host()?;
+        f(&host)
     }
 
     pub(crate) fn deallocated(&self) -> Error {
@@ -108,7 +121,7 @@ impl Tensor {
     /// True once `deallocate` or `backend_transfer` freed the memory.
     pub fn is_deallocated(&self) -> bool {
         self.storage
-            .buffer
+            .memory
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .is_none()
@@ -120,7 +133,7 @@ impl Tensor {
     /// (cuda) only enqueues them, so benchmarks call this before they stop the clock. Reading
     /// values (`to_vec`, display, transfers) waits by itself.
     pub fn sync(&self) -> Result<()> {
-        self.buffer().map(drop)
+        self.memory()?.sync()
     }
 
     /// `f32[2][3] on host:0`: what error messages use to name a tensor.
@@ -172,15 +185,17 @@ impl Tensor {
     pub fn backend_copy(&self, device: Device) -> Result<Tensor> {
         check_device(device)?;
         backend::for_device(device)?;
-        let buffer = Buffer::clone(&*self.buffer()?);
-        Ok(Tensor::from_buffer(buffer, self.shape.clone(), device))
+        // Through host memory: device to device copies are rare in a notebook and this keeps
+        // one path for every pair of placements.
+        let buffer = self.memory()?.to_host()?.into_owned();
+        Tensor::from_host(buffer, self.shape.clone(), device)
     }
 
     /// Moves the tensor to `device`: a copy there, then the source is freed (every clone of it
     /// then prints `Deallocated`). A no-op returning the same tensor when already there.
     pub fn backend_transfer(&self, device: Device) -> Result<Tensor> {
         if device == self.device() {
-            self.read(|_| Ok(()))?;
+            self.memory()?;
             return Ok(self.clone());
         }
         let moved = self.backend_copy(device)?;
@@ -192,7 +207,7 @@ impl Tensor {
     pub fn deallocate(&self) -> Result<()> {
         let mut guard = self
             .storage
-            .buffer
+            .memory
             .write()
             .unwrap_or_else(|e| e.into_inner());
         if guard.take().is_none() {

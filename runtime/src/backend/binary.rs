@@ -2,7 +2,7 @@
 //! coordinates. Slow on purpose-free grounds: it is the yardstick the other backends are checked
 //! against, so it favours being obviously right over being fast.
 
-use super::{ArgOp, Backend, BinaryOp, ReduceOp, Strided, UnaryOp};
+use super::{ArgOp, BinaryOp, CpuBackend, ReduceOp, Strided, UnaryOp};
 use crate::buffer::{try_alloc, Buffer};
 use crate::dtype::{DType, Element};
 use crate::error::Result;
@@ -142,7 +142,7 @@ fn matmul_typed<T: Element>(
     Ok(T::into_buffer(out))
 }
 
-impl Backend for BinaryBackend {
+impl CpuBackend for BinaryBackend {
     fn binary(
         &self,
         op: BinaryOp,

@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use super::{ArgOp, Backend, BinaryOp, ReduceOp, Strided, UnaryOp};
+use super::{ArgOp, BinaryOp, CpuBackend, ReduceOp, Strided, UnaryOp};
 use crate::buffer::{try_alloc, try_reserve, Buffer};
 use crate::dtype::{DType, Element};
 use crate::error::Result;
@@ -437,7 +437,7 @@ fn matmul_int<T: Element>(
     })
 }
 
-impl Backend for HostBackend {
+impl CpuBackend for HostBackend {
     fn binary(
         &self,
         op: BinaryOp,

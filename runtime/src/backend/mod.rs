@@ -1,6 +1,7 @@
 //! Backends: one op set, implemented once per place of computation. `binary` is the reference
-//! (plain loops, one thread); `host` is the optimised CPU. The scalar meaning of each op lives
-//! here, next to the op enums, so that the backends differ only in how they loop.
+//! (plain loops, one thread); `host` is the optimised CPU; `cuda` runs on NVIDIA GPUs through
+//! cudarc. The scalar meaning of each op lives here, next to the op enums, so that the backends
+//! differ only in how they loop (the cuda kernels restate it in `cuda/kernels.cu`).
 
 /// Matches two buffers that must share a dtype, binding their typed vectors.
 macro_rules! same_dtype {
@@ -80,12 +81,14 @@ macro_rules! with_binary_op {
 }
 
 pub mod binary;
+pub mod cuda;
 pub mod host;
 
 use crate::buffer::Buffer;
 use crate::device::{Client, Device};
 use crate::dtype::{DType, Element, Float};
 use crate::error::{Error, Result};
+use crate::memory::Memory;
 
 /// Elementwise ops of two operands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,6 +122,23 @@ pub enum BinaryOp {
 }
 
 impl BinaryOp {
+    /// Every elementwise op of two operands.
+    pub const ALL: [BinaryOp; 13] = [
+        BinaryOp::Add,
+        BinaryOp::Subtract,
+        BinaryOp::Multiply,
+        BinaryOp::Divide,
+        BinaryOp::Pow,
+        BinaryOp::Min,
+        BinaryOp::Max,
+        BinaryOp::Equal,
+        BinaryOp::NotEqual,
+        BinaryOp::Less,
+        BinaryOp::LessEqual,
+        BinaryOp::Greater,
+        BinaryOp::GreaterEqual,
+    ];
+
     /// The op's name in error messages.
     pub fn name(self) -> &'static str {
         match self {
@@ -230,6 +250,25 @@ pub enum UnaryOp {
 }
 
 impl UnaryOp {
+    /// Every elementwise op of one operand.
+    pub const ALL: [UnaryOp; 15] = [
+        UnaryOp::Negate,
+        UnaryOp::Abs,
+        UnaryOp::Sign,
+        UnaryOp::Square,
+        UnaryOp::Exp,
+        UnaryOp::Log,
+        UnaryOp::Sqrt,
+        UnaryOp::Rsqrt,
+        UnaryOp::Tanh,
+        UnaryOp::Sigmoid,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
+        UnaryOp::Floor,
+        UnaryOp::Ceil,
+        UnaryOp::Round,
+    ];
+
     /// The op's name in error messages.
     pub fn name(self) -> &'static str {
         match self {
@@ -320,6 +359,14 @@ pub enum ReduceOp {
 }
 
 impl ReduceOp {
+    /// Every reduction.
+    pub const ALL: [ReduceOp; 4] = [
+        ReduceOp::Sum,
+        ReduceOp::Product,
+        ReduceOp::Max,
+        ReduceOp::Min,
+    ];
+
     /// The identity element.
     pub fn identity<T: Element>(self) -> T {
         match self {
@@ -389,6 +436,57 @@ pub trait Backend: Send + Sync {
     fn binary(
         &self,
         op: BinaryOp,
+        lhs: (&Memory, &Strided),
+        rhs: (&Memory, &Strided),
+        out_shape: &[usize],
+    ) -> Result<Memory>;
+    /// Elementwise `op`; float-only ops receive float buffers.
+    fn unary(&self, op: UnaryOp, x: &Memory) -> Result<Memory>;
+    /// Converts every element to `to`.
+    fn cast(&self, x: &Memory, to: DType) -> Result<Memory>;
+    /// Reduces the (sorted, distinct) `axes` of a tensor of `shape`.
+    fn reduce(&self, op: ReduceOp, x: &Memory, shape: &[usize], axes: &[usize]) -> Result<Memory>;
+    /// Index of the extremum along `axis`, as s64.
+    fn arg_reduce(&self, op: ArgOp, x: &Memory, shape: &[usize], axis: usize) -> Result<Memory>;
+    /// `batch` matrix products `[m,k]·[k,n]`; operand `i` of the batch starts at
+    /// `i * batch_stride` (0 reuses one matrix for the whole batch).
+    #[allow(clippy::too_many_arguments)]
+    fn matmul(
+        &self,
+        lhs: &Memory,
+        lhs_batch_stride: usize,
+        rhs: &Memory,
+        rhs_batch_stride: usize,
+        batch: usize,
+        m: usize,
+        k: usize,
+        n: usize,
+    ) -> Result<Memory>;
+    /// Materialises a strided view of shape `out_shape` into a new contiguous buffer.
+    fn copy_strided(&self, x: &Memory, view: &Strided, out_shape: &[usize]) -> Result<Memory>;
+    /// Gathers `indices` (already checked to be in range) along `axis`.
+    fn take(&self, x: &Memory, shape: &[usize], indices: &[usize], axis: usize) -> Result<Memory>;
+    /// Joins tensors that agree on every axis but `axis`.
+    fn concatenate(&self, parts: &[(&Memory, &[usize])], axis: usize) -> Result<Memory>;
+    /// A copy of `x` with the block starting at `start` replaced by `update` (already clamped to
+    /// fit).
+    fn put_slice(
+        &self,
+        x: &Memory,
+        shape: &[usize],
+        update: &Memory,
+        update_shape: &[usize],
+        start: &[usize],
+    ) -> Result<Memory>;
+}
+
+/// The op set of a backend that computes on host memory (binary, host). Every such backend is a
+/// [`Backend`] through the blanket implementation below.
+pub trait CpuBackend: Send + Sync {
+    /// Elementwise `op` of two strided reads of the same dtype over `out_shape`.
+    fn binary(
+        &self,
+        op: BinaryOp,
         lhs: (&Buffer, &Strided),
         rhs: (&Buffer, &Strided),
         out_shape: &[usize],
@@ -433,15 +531,109 @@ pub trait Backend: Send + Sync {
     ) -> Result<Buffer>;
 }
 
+/// Unwraps host memory for a CPU backend; device memory reaching one is a frontend bug.
+fn host_buffer<'a>(op: &'static str, m: &'a Memory) -> Result<&'a Buffer> {
+    m.as_host().ok_or_else(|| Error::InvalidArgument {
+        op,
+        message: "internal: device memory reached a CPU backend".into(),
+    })
+}
+
+impl<B: CpuBackend> Backend for B {
+    fn binary(
+        &self,
+        op: BinaryOp,
+        lhs: (&Memory, &Strided),
+        rhs: (&Memory, &Strided),
+        out_shape: &[usize],
+    ) -> Result<Memory> {
+        let (a, b) = (
+            host_buffer(op.name(), lhs.0)?,
+            host_buffer(op.name(), rhs.0)?,
+        );
+        CpuBackend::binary(self, op, (a, lhs.1), (b, rhs.1), out_shape).map(Memory::Host)
+    }
+
+    fn unary(&self, op: UnaryOp, x: &Memory) -> Result<Memory> {
+        CpuBackend::unary(self, op, host_buffer(op.name(), x)?).map(Memory::Host)
+    }
+
+    fn cast(&self, x: &Memory, to: DType) -> Result<Memory> {
+        CpuBackend::cast(self, host_buffer("as_type", x)?, to).map(Memory::Host)
+    }
+
+    fn reduce(&self, op: ReduceOp, x: &Memory, shape: &[usize], axes: &[usize]) -> Result<Memory> {
+        CpuBackend::reduce(self, op, host_buffer("reduce", x)?, shape, axes).map(Memory::Host)
+    }
+
+    fn arg_reduce(&self, op: ArgOp, x: &Memory, shape: &[usize], axis: usize) -> Result<Memory> {
+        CpuBackend::arg_reduce(self, op, host_buffer("argmax", x)?, shape, axis).map(Memory::Host)
+    }
+
+    fn matmul(
+        &self,
+        lhs: &Memory,
+        lhs_batch_stride: usize,
+        rhs: &Memory,
+        rhs_batch_stride: usize,
+        batch: usize,
+        m: usize,
+        k: usize,
+        n: usize,
+    ) -> Result<Memory> {
+        let (a, b) = (host_buffer("dot", lhs)?, host_buffer("dot", rhs)?);
+        CpuBackend::matmul(
+            self,
+            a,
+            lhs_batch_stride,
+            b,
+            rhs_batch_stride,
+            batch,
+            m,
+            k,
+            n,
+        )
+        .map(Memory::Host)
+    }
+
+    fn copy_strided(&self, x: &Memory, view: &Strided, out_shape: &[usize]) -> Result<Memory> {
+        CpuBackend::copy_strided(self, host_buffer("copy", x)?, view, out_shape).map(Memory::Host)
+    }
+
+    fn take(&self, x: &Memory, shape: &[usize], indices: &[usize], axis: usize) -> Result<Memory> {
+        CpuBackend::take(self, host_buffer("take", x)?, shape, indices, axis).map(Memory::Host)
+    }
+
+    fn concatenate(&self, parts: &[(&Memory, &[usize])], axis: usize) -> Result<Memory> {
+        let parts = parts
+            .iter()
+            .map(|(m, shape)| Ok((host_buffer("concatenate", m)?, *shape)))
+            .collect::<Result<Vec<_>>>()?;
+        CpuBackend::concatenate(self, &parts, axis).map(Memory::Host)
+    }
+
+    fn put_slice(
+        &self,
+        x: &Memory,
+        shape: &[usize],
+        update: &Memory,
+        update_shape: &[usize],
+        start: &[usize],
+    ) -> Result<Memory> {
+        let (xb, ub) = (
+            host_buffer("put_slice", x)?,
+            host_buffer("put_slice", update)?,
+        );
+        CpuBackend::put_slice(self, xb, shape, ub, update_shape, start).map(Memory::Host)
+    }
+}
+
 /// The backend that computes for a device.
 pub fn for_device(device: Device) -> Result<&'static dyn Backend> {
     match device.client {
         Client::Binary => Ok(&binary::BinaryBackend),
         Client::Host => Ok(&host::HostBackend),
-        Client::Cuda => Err(Error::ClientUnavailable {
-            client: Client::Cuda,
-            reason: "this build has no cuda backend yet".into(),
-        }),
+        Client::Cuda => Ok(&cuda::CudaBackend),
     }
 }
 

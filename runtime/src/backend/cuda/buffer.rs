@@ -1,0 +1,101 @@
+//! `CudaBuffer`: a tensor's elements in one GPU's memory, one variant per dtype. Dropping it
+//! frees the memory (stream-ordered, so work still reading it finishes first).
+
+use std::fmt;
+
+use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
+
+use crate::buffer::Buffer;
+use crate::dtype::{DType, Element};
+
+/// Typed device memory.
+pub(crate) enum CudaData {
+    U8(CudaSlice<u8>),
+    S32(CudaSlice<i32>),
+    S64(CudaSlice<i64>),
+    F32(CudaSlice<f32>),
+    F64(CudaSlice<f64>),
+}
+
+/// Elements on the cuda device `ordinal`. `len` may be less than the allocation: an empty
+/// tensor still holds one element of device memory (the driver refuses zero-byte requests).
+pub struct CudaBuffer {
+    pub(crate) ordinal: usize,
+    pub(crate) len: usize,
+    pub(crate) data: CudaData,
+}
+
+impl CudaBuffer {
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        match &self.data {
+            CudaData::U8(_) => DType::U8,
+            CudaData::S32(_) => DType::S32,
+            CudaData::S64(_) => DType::S64,
+            CudaData::F32(_) => DType::F32,
+            CudaData::F64(_) => DType::F64,
+        }
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when there is no element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The device ordinal (`cuda:N`).
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+}
+
+impl fmt::Debug for CudaBuffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "CudaBuffer(cuda:{}, {} x {})",
+            self.ordinal,
+            self.dtype(),
+            self.len()
+        )
+    }
+}
+
+/// The element types the cuda backend stores: ties a Rust type to its `CudaData` variant.
+pub(crate) trait CudaElement: Element + DeviceRepr + ValidAsZeroBits + Unpin {
+    fn wrap(slice: CudaSlice<Self>) -> CudaData;
+    fn slice(data: &CudaData) -> Option<&CudaSlice<Self>>;
+    fn host(buffer: &Buffer) -> Option<&[Self]>;
+}
+
+macro_rules! cuda_element {
+    ($t:ty, $variant:ident) => {
+        impl CudaElement for $t {
+            fn wrap(slice: CudaSlice<Self>) -> CudaData {
+                CudaData::$variant(slice)
+            }
+            fn slice(data: &CudaData) -> Option<&CudaSlice<Self>> {
+                match data {
+                    CudaData::$variant(s) => Some(s),
+                    _ => None,
+                }
+            }
+            fn host(buffer: &Buffer) -> Option<&[Self]> {
+                match buffer {
+                    Buffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+cuda_element!(u8, U8);
+cuda_element!(i32, S32);
+cuda_element!(i64, S64);
+cuda_element!(f32, F32);
+cuda_element!(f64, F64);

@@ -1,0 +1,294 @@
+//! One GPU as the cuda backend uses it: its context, the stream every op is enqueued on, the
+//! cuBLAS handle, the kernels (compiled by NVRTC once per machine, the PTX cached on disk) and
+//! allocation with an optional memory fraction.
+//!
+//! A notebook links a fresh copy of the runtime into every cell, so every cell has its own
+//! copy of these statics. They stay consistent because everything here is per process in the
+//! driver: the primary context, the legacy default stream (so work from every cell is ordered
+//! on one queue) and the stream-ordered memory pool the fraction is measured on.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cudarc::cublas::CudaBlas;
+use cudarc::driver::{
+    sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, DriverError,
+    LaunchConfig,
+};
+use cudarc::nvrtc::{CompileOptions, Ptx};
+
+use super::kernels;
+use crate::device::Device;
+use crate::dtype::Element;
+use crate::error::{Error, Result};
+
+/// The environment variable that caps this process's share of each GPU's memory (0 < f <= 1);
+/// unset means no cap. Nothing is preallocated either way: several sessions share one GPU.
+pub const MEMORY_FRACTION_ENV: &str = "TENSORBOOK_CUDA_MEMORY_FRACTION";
+
+/// Threads per block for elementwise kernels, and the block size `kernels.cu` reduces with.
+const THREADS: u32 = 256;
+/// A grid never needs more blocks than this: the kernels stride over the rest.
+const MAX_BLOCKS: u64 = 1 << 16;
+
+/// One GPU, ready to take work.
+pub(crate) struct CudaDevice {
+    pub(crate) ordinal: usize,
+    ctx: Arc<CudaContext>,
+    pub(crate) stream: Arc<CudaStream>,
+    blas: OnceLock<std::result::Result<CudaBlas, String>>,
+    module: OnceLock<std::result::Result<Arc<CudaModule>, String>>,
+    functions: Mutex<HashMap<String, CudaFunction>>,
+    memory_fraction: Option<f64>,
+}
+
+/// The device `cuda:ordinal`, set up on first use. The caller has checked availability.
+pub(crate) fn device(ordinal: usize) -> Result<&'static CudaDevice> {
+    static DEVICES: OnceLock<Vec<OnceLock<std::result::Result<CudaDevice, String>>>> =
+        OnceLock::new();
+    let count = super::probe().as_ref().map(|&n| n).unwrap_or(0);
+    let slots = DEVICES.get_or_init(|| (0..count).map(|_| OnceLock::new()).collect());
+    let d = Device::cuda(ordinal);
+    let slot = slots
+        .get(ordinal)
+        .ok_or(Error::DeviceNotFound { device: d, count })?;
+    slot.get_or_init(|| CudaDevice::open(ordinal))
+        .as_ref()
+        .map_err(|message| Error::Device {
+            op: "open",
+            device: d,
+            message: message.clone(),
+        })
+}
+
+impl CudaDevice {
+    fn open(ordinal: usize) -> std::result::Result<CudaDevice, String> {
+        let ctx = CudaContext::new(ordinal).map_err(|e| e.to_string())?;
+        // One stream per device, so cudarc's per-buffer events (for ordering across streams)
+        // are pure overhead.
+        // SAFETY: every buffer of this backend is used on the one stream below.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.default_stream();
+        let memory_fraction = std::env::var(MEMORY_FRACTION_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|f| *f > 0.0 && *f <= 1.0);
+        Ok(CudaDevice {
+            ordinal,
+            ctx,
+            stream,
+            blas: OnceLock::new(),
+            module: OnceLock::new(),
+            functions: Mutex::new(HashMap::new()),
+            memory_fraction,
+        })
+    }
+
+    fn placement(&self) -> Device {
+        Device::cuda(self.ordinal)
+    }
+
+    /// A driver failure of `op` on this device as the runtime's error.
+    pub(crate) fn error(&self, op: &'static str, e: impl std::fmt::Display) -> Error {
+        Error::Device {
+            op,
+            device: self.placement(),
+            message: e.to_string(),
+        }
+    }
+
+    /// The cuBLAS handle, bound to this device's stream.
+    pub(crate) fn blas(&self) -> Result<&CudaBlas> {
+        self.blas
+            .get_or_init(|| CudaBlas::new(self.stream.clone()).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|e| self.error("cublas init", e))
+    }
+
+    /// The kernel called `name` (see `kernels.rs`).
+    pub(crate) fn function(&self, name: &str) -> Result<CudaFunction> {
+        let mut cache = self.functions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = cache.get(name) {
+            return Ok(f.clone());
+        }
+        let module = self
+            .module
+            .get_or_init(|| self.load_module())
+            .as_ref()
+            .map_err(|e| self.error("compile kernels", e))?;
+        let f = module
+            .load_function(name)
+            .map_err(|e| self.error("load kernel", format!("{name}: {e}")))?;
+        cache.insert(name.to_string(), f.clone());
+        Ok(f)
+    }
+
+    fn load_module(&self) -> std::result::Result<Arc<CudaModule>, String> {
+        let arch = self
+            .ctx
+            .compute_capability()
+            .ok()
+            .and_then(|(major, minor)| virtual_arch(major, minor));
+        let ptx = cached_ptx(arch)?;
+        self.ctx.load_module(ptx).map_err(|e| e.to_string())
+    }
+
+    /// Room for `len` elements (at least one), not initialised (every kernel writes its whole
+    /// output).
+    pub(crate) fn alloc<T: Element + DeviceRepr>(
+        &self,
+        len: usize,
+        shape: &[usize],
+    ) -> Result<CudaSlice<T>> {
+        let bytes = len as u128 * T::DTYPE.size_in_bytes() as u128;
+        let refuse = |reason: String| Error::DeviceAllocation {
+            device: self.placement(),
+            shape: shape.to_vec(),
+            dtype: T::DTYPE,
+            bytes,
+            reason,
+        };
+        if let Some(fraction) = self.memory_fraction {
+            let total = self.ctx.total_mem().map_err(|e| self.error("alloc", e))? as u128;
+            let allowed = (total as f64 * fraction) as u128;
+            let used = self.pool_used().unwrap_or(0) as u128;
+            if used + bytes > allowed {
+                return Err(refuse(format!(
+                    "{used} bytes in use by this process, {allowed} allowed \
+                     ({MEMORY_FRACTION_ENV}={fraction} of {total})"
+                )));
+            }
+        }
+        // SAFETY: the memory is uninitialised; callers launch a kernel or copy that writes
+        // every element before anything reads it.
+        unsafe { self.stream.alloc::<T>(len.max(1)) }.map_err(|e| {
+            let (free, total) = self.ctx.mem_get_info().unwrap_or((0, 0));
+            if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                refuse(format!(
+                    "out of device memory ({free} of {total} bytes free)"
+                ))
+            } else {
+                refuse(e.to_string())
+            }
+        })
+    }
+
+    /// Bytes this process holds in the device's stream-ordered pool (every cell's buffers).
+    fn pool_used(&self) -> std::result::Result<u64, DriverError> {
+        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+        let mut used: u64 = 0;
+        // SAFETY: plain queries of driver-owned objects; both out-pointers are valid locals.
+        unsafe {
+            sys::cuDeviceGetDefaultMemPool(&mut pool, self.ctx.cu_device()).result()?;
+            sys::cuMemPoolGetAttribute(
+                pool,
+                sys::CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+                &mut used as *mut u64 as *mut std::ffi::c_void,
+            )
+            .result()?;
+        }
+        Ok(used)
+    }
+
+    /// Waits for every op enqueued so far.
+    pub(crate) fn synchronize(&self) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(|e| self.error("synchronize", e))
+    }
+}
+
+/// A grid for `n` independent elements.
+pub(crate) fn elementwise_config(n: usize) -> LaunchConfig {
+    let blocks = (n as u64).div_ceil(THREADS as u64).clamp(1, MAX_BLOCKS) as u32;
+    LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// A grid of one block per row (at most `MAX_BLOCKS`; the kernel strides over the rest).
+pub(crate) fn row_config(rows: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: ((rows as u64).clamp(1, MAX_BLOCKS) as u32, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// The NVRTC virtual architecture for a compute capability (`None`: NVRTC's default, which the
+/// driver JIT-compiles for any newer GPU).
+fn virtual_arch(major: i32, minor: i32) -> Option<&'static str> {
+    Some(match (major, minor) {
+        (5, _) => "compute_52",
+        (6, 0) => "compute_60",
+        (6, _) => "compute_61",
+        (7, 0) => "compute_70",
+        (7, _) => "compute_75",
+        (8, 0) => "compute_80",
+        (8, 6) => "compute_86",
+        (8, 7) => "compute_87",
+        (8, _) => "compute_89",
+        (9, _) => "compute_90",
+        _ => return None,
+    })
+}
+
+/// Where compiled PTX is kept between processes: `$TENSORBOOK_CACHE_DIR/cuda`, else
+/// `$XDG_CACHE_HOME/tensorbook/cuda`, else `~/.cache/tensorbook/cuda`.
+fn ptx_cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("TENSORBOOK_CACHE_DIR") {
+        return Some(PathBuf::from(dir).join("cuda"));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("tensorbook").join("cuda"))
+}
+
+/// The kernels' PTX for `arch`: from the disk cache when this exact source was compiled before
+/// (every notebook cell loads the module again, and NVRTC takes seconds), else compiled now
+/// and stored.
+fn cached_ptx(arch: Option<&'static str>) -> std::result::Result<Ptx, String> {
+    use std::hash::{Hash, Hasher};
+    let source = kernels::source();
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (&source, arch).hash(&mut hasher);
+    let file = ptx_cache_dir().map(|d| d.join(format!("kernels-{:016x}.ptx", hasher.finish())));
+    if let Some(text) = file.as_ref().and_then(|f| std::fs::read_to_string(f).ok()) {
+        return Ok(Ptx::from_src(text));
+    }
+    let ptx = compile(&source, arch)?;
+    if let Some(file) = file {
+        // Best effort: a cache that cannot be written only costs the next process a compile.
+        // Written aside and renamed, so a concurrent reader never sees half a file.
+        let _ = (|| -> std::io::Result<()> {
+            let dir = file.parent().unwrap_or(std::path::Path::new("."));
+            std::fs::create_dir_all(dir)?;
+            let tmp = dir.join(format!(".kernels-{}.tmp", std::process::id()));
+            std::fs::write(&tmp, ptx.to_src())?;
+            std::fs::rename(&tmp, &file)
+        })();
+    }
+    Ok(ptx)
+}
+
+/// Compiles the kernels with NVRTC (the caller has checked that libnvrtc loads).
+pub(crate) fn compile(
+    source: &str,
+    arch: Option<&'static str>,
+) -> std::result::Result<Ptx, String> {
+    let opts = CompileOptions {
+        arch,
+        name: Some("tensorbook_kernels.cu".into()),
+        ..CompileOptions::default()
+    };
+    cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| match e {
+        cudarc::nvrtc::CompileError::CompileError { log, .. } => {
+            format!("NVRTC rejected the kernels:\n{}", log.to_string_lossy())
+        }
+        other => other.to_string(),
+    })
+}

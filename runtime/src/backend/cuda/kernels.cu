@@ -1,0 +1,383 @@
+// tensorbook's cuda kernels, compiled at run time by NVRTC (no CUDA toolkit at build time).
+// Every kernel mirrors the scalar meaning in `backend/mod.rs` and `dtype.rs`, so that cuda
+// agrees with the binary reference: integer arithmetic wraps, float-to-integer casts saturate
+// (NaN gives 0, as Rust's `as` does), min/max propagate NaN, argmax/argmin keep the first.
+// Kernel instantiations (`extern "C"` names) are appended by `kernels.rs`.
+
+typedef unsigned char u8;
+typedef int s32;
+typedef long long s64;
+typedef float f32;
+typedef double f64;
+typedef unsigned long long index_t;
+
+#define MAX_RANK 12
+
+// A tensor shape (row-major) and a strided reading of a buffer: element `coords` of the view
+// is `offset + sum(coords[d] * strides[d])`. Passed by value; `kernels.rs` has the twins.
+struct Shape {
+    unsigned int rank;
+    unsigned int pad;
+    index_t dims[MAX_RANK];
+};
+
+struct View {
+    index_t offset;
+    index_t strides[MAX_RANK];
+};
+
+__device__ __forceinline__ index_t view_offset(const Shape& s, const View& v, index_t i) {
+    index_t off = v.offset;
+    for (int d = (int)s.rank - 1; d >= 0; --d) {
+        index_t dim = s.dims[d];
+        off += (i % dim) * v.strides[d];
+        i /= dim;
+    }
+    return off;
+}
+
+#define GRID_STRIDE(i, n) \
+    for (index_t i = (index_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
+         i += (index_t)gridDim.x * blockDim.x)
+
+// ---- element semantics -------------------------------------------------------------------
+
+template <typename T> struct Unsigned { typedef T type; };
+template <> struct Unsigned<s32> { typedef unsigned int type; };
+template <> struct Unsigned<s64> { typedef unsigned long long type; };
+
+template <typename T> struct Limits;
+template <> struct Limits<u8> {
+    __device__ static u8 lowest() { return 0; }
+    __device__ static u8 highest() { return 255; }
+};
+template <> struct Limits<s32> {
+    __device__ static s32 lowest() { return (s32)0x80000000; }
+    __device__ static s32 highest() { return 0x7fffffff; }
+};
+template <> struct Limits<s64> {
+    __device__ static s64 lowest() { return (s64)0x8000000000000000ULL; }
+    __device__ static s64 highest() { return 0x7fffffffffffffffLL; }
+};
+template <> struct Limits<f32> {
+    __device__ static f32 lowest() { return __int_as_float((int)0xff800000u); }
+    __device__ static f32 highest() { return __int_as_float((int)0x7f800000u); }
+};
+template <> struct Limits<f64> {
+    __device__ static f64 lowest() { return __longlong_as_double(0xfff0000000000000ULL); }
+    __device__ static f64 highest() { return __longlong_as_double(0x7ff0000000000000ULL); }
+};
+
+template <typename T> __device__ __forceinline__ bool is_nan(T) { return false; }
+template <> __device__ __forceinline__ bool is_nan<f32>(f32 x) { return x != x; }
+template <> __device__ __forceinline__ bool is_nan<f64>(f64 x) { return x != x; }
+
+// Integer arithmetic in the unsigned twin: wraps like Rust's wrapping_* without signed
+// overflow (undefined behaviour in C++).
+template <typename T> __device__ __forceinline__ T w_add(T a, T b) {
+    typedef typename Unsigned<T>::type U;
+    return (T)(U)((U)a + (U)b);
+}
+template <typename T> __device__ __forceinline__ T w_sub(T a, T b) {
+    typedef typename Unsigned<T>::type U;
+    return (T)(U)((U)a - (U)b);
+}
+template <typename T> __device__ __forceinline__ T w_mul(T a, T b) {
+    typedef typename Unsigned<T>::type U;
+    return (T)(U)((U)a * (U)b);
+}
+__device__ __forceinline__ f32 w_add(f32 a, f32 b) { return a + b; }
+__device__ __forceinline__ f64 w_add(f64 a, f64 b) { return a + b; }
+__device__ __forceinline__ f32 w_sub(f32 a, f32 b) { return a - b; }
+__device__ __forceinline__ f64 w_sub(f64 a, f64 b) { return a - b; }
+__device__ __forceinline__ f32 w_mul(f32 a, f32 b) { return a * b; }
+__device__ __forceinline__ f64 w_mul(f64 a, f64 b) { return a * b; }
+
+// Integer division is never reached through the API (Nx divides integers as floats); kept
+// total like `checked_div(..).unwrap_or(0)`.
+template <typename T> __device__ __forceinline__ T e_div(T a, T b) {
+    if (b == 0) return 0;
+    if (b == (T)-1 && a == Limits<T>::lowest() && Limits<T>::lowest() != 0) return 0;
+    return a / b;
+}
+__device__ __forceinline__ f32 e_div(f32 a, f32 b) { return a / b; }
+__device__ __forceinline__ f64 e_div(f64 a, f64 b) { return a / b; }
+
+// Integer power as `Element::pow`: negative exponents give 1, ±1 or 0; otherwise wrapping
+// exponentiation with the exponent capped at u32::MAX.
+template <typename T> __device__ __forceinline__ T e_pow(T base, T e) {
+    if (e < 0) {
+        s64 b = (s64)base;
+        if (b == 1) return 1;
+        if (b == -1) return ((s64)e % 2 == 0) ? (T)1 : base;
+        return 0;
+    }
+    unsigned long long n = (unsigned long long)(s64)e;
+    if (n > 0xffffffffULL) n = 0xffffffffULL;
+    T acc = 1;
+    T b = base;
+    while (n > 0) {
+        if (n & 1) acc = w_mul(acc, b);
+        n >>= 1;
+        if (n > 0) b = w_mul(b, b);
+    }
+    return acc;
+}
+__device__ __forceinline__ f32 e_pow(f32 a, f32 b) { return powf(a, b); }
+__device__ __forceinline__ f64 e_pow(f64 a, f64 b) { return pow(a, b); }
+
+template <typename T> __device__ __forceinline__ T e_min(T a, T b) {
+    return (is_nan(a) || a < b) ? a : b;
+}
+template <typename T> __device__ __forceinline__ T e_max(T a, T b) {
+    return (is_nan(a) || a > b) ? a : b;
+}
+
+template <typename T> __device__ __forceinline__ T e_neg(T x) { return w_sub((T)0, x); }
+__device__ __forceinline__ f32 e_neg(f32 x) { return -x; }
+__device__ __forceinline__ f64 e_neg(f64 x) { return -x; }
+template <typename T> __device__ __forceinline__ T e_abs(T x) { return x < 0 ? e_neg(x) : x; }
+__device__ __forceinline__ f32 e_abs(f32 x) { return fabsf(x); }
+__device__ __forceinline__ f64 e_abs(f64 x) { return fabs(x); }
+template <typename T> __device__ __forceinline__ T e_sign(T x) {
+    return x > 0 ? (T)1 : (x < 0 ? e_neg((T)1) : x);
+}
+
+// ---- op functors (names match `BinaryOp` / `UnaryOp` / `ReduceOp` in Rust) ------------------
+
+#define ARITH(NAME, EXPR) \
+    struct b_##NAME { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return EXPR; } };
+ARITH(add, w_add(a, b))
+ARITH(subtract, w_sub(a, b))
+ARITH(multiply, w_mul(a, b))
+ARITH(divide, e_div(a, b))
+ARITH(pow, e_pow(a, b))
+ARITH(min, e_min(a, b))
+ARITH(max, e_max(a, b))
+
+#define COMPARE(NAME, EXPR) \
+    struct b_##NAME { template <typename T> __device__ __forceinline__ u8 operator()(T a, T b) const { return (EXPR) ? 1 : 0; } };
+COMPARE(equal, a == b)
+COMPARE(not_equal, a != b)
+COMPARE(less, a < b)
+COMPARE(less_equal, a <= b)
+COMPARE(greater, a > b)
+COMPARE(greater_equal, a >= b)
+
+#define UNARY(NAME, EXPR) \
+    struct u_##NAME { template <typename T> __device__ __forceinline__ T operator()(T x) const { return EXPR; } };
+UNARY(negate, e_neg(x))
+UNARY(abs, e_abs(x))
+UNARY(sign, e_sign(x))
+UNARY(square, w_mul(x, x))
+UNARY(exp, exp(x))
+UNARY(log, log(x))
+UNARY(sqrt, sqrt(x))
+UNARY(rsqrt, (T)1 / sqrt(x))
+UNARY(tanh, tanh(x))
+UNARY(sigmoid, (T)1 / ((T)1 + exp(-x)))
+UNARY(sin, sin(x))
+UNARY(cos, cos(x))
+UNARY(floor, floor(x))
+UNARY(ceil, ceil(x))
+UNARY(round, round(x))
+// Integers: rounding is the identity.
+UNARY(int_floor, x)
+UNARY(int_ceil, x)
+UNARY(int_round, x)
+
+struct r_sum {
+    template <typename T> __device__ static T identity() { return (T)0; }
+    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return w_add(a, b); }
+};
+struct r_product {
+    template <typename T> __device__ static T identity() { return (T)1; }
+    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return w_mul(a, b); }
+};
+struct r_max {
+    template <typename T> __device__ static T identity() { return Limits<T>::lowest(); }
+    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return e_max(a, b); }
+};
+struct r_min {
+    template <typename T> __device__ static T identity() { return Limits<T>::highest(); }
+    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return e_min(a, b); }
+};
+
+// ---- casts: Rust's `as` through i64 (integers) or f64 (floats), as the binary backend does ----
+
+template <typename To> __device__ __forceinline__ To from_i64(s64 v) { return (To)v; }
+template <> __device__ __forceinline__ u8 from_i64<u8>(s64 v) { return (u8)(unsigned long long)v; }
+template <> __device__ __forceinline__ s32 from_i64<s32>(s64 v) {
+    return (s32)(unsigned int)(unsigned long long)v;
+}
+
+template <typename To> __device__ __forceinline__ To from_f64(f64 v) { return (To)v; }
+template <> __device__ __forceinline__ u8 from_f64<u8>(f64 v) {
+    if (v != v) return 0;
+    if (v <= 0.0) return 0;
+    if (v >= 255.0) return 255;
+    return (u8)v;
+}
+template <> __device__ __forceinline__ s32 from_f64<s32>(f64 v) {
+    if (v != v) return 0;
+    if (v <= -2147483648.0) return Limits<s32>::lowest();
+    if (v >= 2147483647.0) return Limits<s32>::highest();
+    return (s32)v;
+}
+template <> __device__ __forceinline__ s64 from_f64<s64>(f64 v) {
+    if (v != v) return 0;
+    if (v <= -9223372036854775808.0) return Limits<s64>::lowest();
+    if (v >= 9223372036854775808.0) return Limits<s64>::highest();
+    return (s64)v;
+}
+
+template <typename From, typename To> struct Cast {
+    __device__ static To apply(From x) { return from_i64<To>((s64)x); }
+};
+template <typename To> struct Cast<f32, To> {
+    __device__ static To apply(f32 x) { return from_f64<To>((f64)x); }
+};
+template <typename To> struct Cast<f64, To> {
+    __device__ static To apply(f64 x) { return from_f64<To>(x); }
+};
+
+// ---- kernel bodies ----------------------------------------------------------------------
+
+template <typename T, typename R, typename Op>
+__device__ void binary_body(index_t n, const Shape& s, const View& va, const View& vb,
+                            int contiguous, const T* a, const T* b, R* out) {
+    Op op;
+    if (contiguous) {
+        GRID_STRIDE(i, n) { out[i] = op(a[i], b[i]); }
+    } else {
+        GRID_STRIDE(i, n) { out[i] = op(a[view_offset(s, va, i)], b[view_offset(s, vb, i)]); }
+    }
+}
+
+template <typename T, typename Op>
+__device__ void unary_body(index_t n, const T* x, T* out) {
+    Op op;
+    GRID_STRIDE(i, n) { out[i] = op(x[i]); }
+}
+
+template <typename From, typename To>
+__device__ void cast_body(index_t n, const From* x, To* out) {
+    GRID_STRIDE(i, n) { out[i] = Cast<From, To>::apply(x[i]); }
+}
+
+template <typename T>
+__device__ void copy_strided_body(index_t n, const Shape& s, const View& v, const T* x, T* out) {
+    GRID_STRIDE(i, n) { out[i] = x[view_offset(s, v, i)]; }
+}
+
+// out[view(i)] = x[i]: put_slice writes its update block through this.
+template <typename T>
+__device__ void scatter_strided_body(index_t n, const Shape& s, const View& v, const T* x, T* out) {
+    GRID_STRIDE(i, n) { out[view_offset(s, v, i)] = x[i]; }
+}
+
+// One block per row of `row_len` contiguous elements; a tree in shared memory combines the
+// threads' partial results. Launched with REDUCE_THREADS threads.
+#define REDUCE_THREADS 256
+template <typename T, typename Op>
+__device__ void reduce_rows_body(index_t rows, index_t row_len, const T* x, T* out) {
+    __shared__ T partial[REDUCE_THREADS];
+    Op op;
+    for (index_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        T acc = Op::template identity<T>();
+        const T* base = x + row * row_len;
+        for (index_t j = threadIdx.x; j < row_len; j += blockDim.x) acc = op(acc, base[j]);
+        partial[threadIdx.x] = acc;
+        __syncthreads();
+        for (unsigned int width = blockDim.x / 2; width > 0; width /= 2) {
+            if (threadIdx.x < width) partial[threadIdx.x] = op(partial[threadIdx.x], partial[threadIdx.x + width]);
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) out[row] = partial[0];
+        __syncthreads();
+    }
+}
+
+// Index of the first extremum along the middle axis of [outer, len, inner].
+template <typename T>
+__device__ void arg_body(index_t outer, index_t len, index_t inner, int want_max, const T* x, s64* out) {
+    GRID_STRIDE(i, outer * inner) {
+        index_t o = i / inner, in = i % inner;
+        const T* base = x + o * len * inner + in;
+        T best = base[0];
+        s64 at = 0;
+        for (index_t j = 1; j < len; ++j) {
+            T v = base[j * inner];
+            bool better = want_max ? (v > best || (is_nan(v) && !is_nan(best)))
+                                   : (v < best || (is_nan(v) && !is_nan(best)));
+            if (better) {
+                best = v;
+                at = (s64)j;
+            }
+        }
+        out[i] = at;
+    }
+}
+
+// Integer matrix products (floats go through cuBLAS): one thread per output element.
+template <typename T>
+__device__ void matmul_body(index_t batch, index_t m, index_t k, index_t n, index_t sa, index_t sb,
+                            const T* a, const T* b, T* out) {
+    GRID_STRIDE(idx, batch * m * n) {
+        index_t bi = idx / (m * n), rest = idx % (m * n);
+        index_t i = rest / n, j = rest % n;
+        const T* ar = a + bi * sa + i * k;
+        const T* bc = b + bi * sb + j;
+        T acc = 0;
+        for (index_t p = 0; p < k; ++p) acc = w_add(acc, w_mul(ar[p], bc[p * n]));
+        out[idx] = acc;
+    }
+}
+
+// out[o, j, in] = x[o, idx[j], in] over [outer, len, inner] -> [outer, count, inner].
+template <typename T>
+__device__ void take_body(index_t total, index_t len, index_t inner, index_t count,
+                          const index_t* idx, const T* x, T* out) {
+    GRID_STRIDE(i, total) {
+        index_t in = i % inner, j = (i / inner) % count, o = i / (inner * count);
+        out[i] = x[(o * len + idx[j]) * inner + in];
+    }
+}
+
+// Copies one part of a concatenation: rows of `part_row` elements land `offset` elements into
+// rows of `out_row` elements.
+template <typename T>
+__device__ void place_rows_body(index_t n, index_t part_row, index_t out_row, index_t offset,
+                                const T* x, T* out) {
+    GRID_STRIDE(i, n) { out[(i / part_row) * out_row + offset + i % part_row] = x[i]; }
+}
+
+#define BINARY_KERNEL(NAME, OP, T, R) \
+    extern "C" __global__ void NAME(index_t n, Shape s, View va, View vb, int contiguous, \
+                                    const T* a, const T* b, R* out) { \
+        binary_body<T, R, OP>(n, s, va, vb, contiguous, a, b, out); }
+#define UNARY_KERNEL(NAME, OP, T) \
+    extern "C" __global__ void NAME(index_t n, const T* x, T* out) { unary_body<T, OP>(n, x, out); }
+#define CAST_KERNEL(NAME, FROM, TO) \
+    extern "C" __global__ void NAME(index_t n, const FROM* x, TO* out) { cast_body<FROM, TO>(n, x, out); }
+#define REDUCE_KERNEL(NAME, OP, T) \
+    extern "C" __global__ void NAME(index_t rows, index_t row_len, const T* x, T* out) { \
+        reduce_rows_body<T, OP>(rows, row_len, x, out); }
+#define ARG_KERNEL(NAME, T) \
+    extern "C" __global__ void NAME(index_t outer, index_t len, index_t inner, int want_max, \
+                                    const T* x, s64* out) { arg_body<T>(outer, len, inner, want_max, x, out); }
+#define MATMUL_KERNEL(NAME, T) \
+    extern "C" __global__ void NAME(index_t batch, index_t m, index_t k, index_t n, index_t sa, \
+                                    index_t sb, const T* a, const T* b, T* out) { \
+        matmul_body<T>(batch, m, k, n, sa, sb, a, b, out); }
+#define LAYOUT_KERNELS(T) \
+    extern "C" __global__ void copy_strided_##T(index_t n, Shape s, View v, const T* x, T* out) { \
+        copy_strided_body<T>(n, s, v, x, out); } \
+    extern "C" __global__ void scatter_strided_##T(index_t n, Shape s, View v, const T* x, T* out) { \
+        scatter_strided_body<T>(n, s, v, x, out); } \
+    extern "C" __global__ void take_##T(index_t total, index_t len, index_t inner, index_t count, \
+                                        const index_t* idx, const T* x, T* out) { \
+        take_body<T>(total, len, inner, count, idx, x, out); } \
+    extern "C" __global__ void place_rows_##T(index_t n, index_t part_row, index_t out_row, \
+                                              index_t offset, const T* x, T* out) { \
+        place_rows_body<T>(n, part_row, out_row, offset, x, out); }

@@ -1,0 +1,280 @@
+//! The cuda kernels' source and the arguments they take. `kernels.cu` holds the element
+//! semantics and kernel bodies; this file lists the instantiations (one `extern "C"` kernel per
+//! op and dtype), so the source compiled by NVRTC and the names the backend launches come from
+//! one place.
+
+use cudarc::driver::DeviceRepr;
+
+use crate::backend::{BinaryOp, ReduceOp, Strided, UnaryOp};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+
+/// The most axes a strided view may keep after merging; `kernels.cu` has the same constant.
+pub const MAX_RANK: usize = 12;
+
+const BODY: &str = include_str!("kernels.cu");
+
+/// The kernel for an elementwise op of two `dtype` operands.
+pub fn binary_name(op: BinaryOp, dtype: DType) -> String {
+    format!("binary_{}_{dtype}", op.name())
+}
+
+/// The functor a unary op uses on `dtype`, or `None` where the op is not defined (float-only
+/// ops on integers: the frontend converts first).
+fn unary_functor(op: UnaryOp, dtype: DType) -> Option<String> {
+    match (dtype.is_float(), op) {
+        (true, _) => Some(format!("u_{}", op.name())),
+        (false, UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round) => {
+            Some(format!("u_int_{}", op.name()))
+        }
+        (false, op) if op.needs_float() => None,
+        (false, op) => Some(format!("u_{}", op.name())),
+    }
+}
+
+/// The kernel for a unary op on `dtype`, if there is one.
+pub fn unary_name(op: UnaryOp, dtype: DType) -> Option<String> {
+    unary_functor(op, dtype).map(|_| format!("unary_{}_{dtype}", op.name()))
+}
+
+/// The kernel converting `from` to `to`.
+pub fn cast_name(from: DType, to: DType) -> String {
+    format!("cast_{from}_{to}")
+}
+
+fn reduce_op_name(op: ReduceOp) -> &'static str {
+    match op {
+        ReduceOp::Sum => "sum",
+        ReduceOp::Product => "product",
+        ReduceOp::Max => "max",
+        ReduceOp::Min => "min",
+    }
+}
+
+/// The row-reduction kernel for `op` on `dtype`.
+pub fn reduce_name(op: ReduceOp, dtype: DType) -> String {
+    format!("reduce_{}_{dtype}", reduce_op_name(op))
+}
+
+/// The kernel for a layout operation (`copy_strided`, `scatter_strided`, `take`, `place_rows`)
+/// or the integer matmul (`matmul`) on `dtype`.
+pub fn named(kind: &str, dtype: DType) -> String {
+    format!("{kind}_{dtype}")
+}
+
+/// The full source handed to NVRTC: the bodies plus one instantiation per kernel name above.
+pub fn source() -> String {
+    let mut s = String::from(BODY);
+    s.push('\n');
+    for dtype in DType::ALL {
+        for op in BinaryOp::ALL {
+            let out = if op.is_comparison() { DType::U8 } else { dtype };
+            s.push_str(&format!(
+                "BINARY_KERNEL({}, b_{}, {dtype}, {out})\n",
+                binary_name(op, dtype),
+                op.name()
+            ));
+        }
+        for op in UnaryOp::ALL {
+            if let (Some(name), Some(functor)) = (unary_name(op, dtype), unary_functor(op, dtype)) {
+                s.push_str(&format!("UNARY_KERNEL({name}, {functor}, {dtype})\n"));
+            }
+        }
+        for to in DType::ALL {
+            s.push_str(&format!(
+                "CAST_KERNEL({}, {dtype}, {to})\n",
+                cast_name(dtype, to)
+            ));
+        }
+        for op in ReduceOp::ALL {
+            s.push_str(&format!(
+                "REDUCE_KERNEL({}, r_{}, {dtype})\n",
+                reduce_name(op, dtype),
+                reduce_op_name(op)
+            ));
+        }
+        s.push_str(&format!("ARG_KERNEL({}, {dtype})\n", named("arg", dtype)));
+        if !dtype.is_float() {
+            s.push_str(&format!(
+                "MATMUL_KERNEL({}, {dtype})\n",
+                named("matmul", dtype)
+            ));
+        }
+        s.push_str(&format!("LAYOUT_KERNELS({dtype})\n"));
+    }
+    s
+}
+
+/// Every kernel name the source defines (the NVRTC check looks for each in the PTX).
+pub fn all_names() -> Vec<String> {
+    let mut names = Vec::new();
+    for dtype in DType::ALL {
+        names.extend(BinaryOp::ALL.iter().map(|&op| binary_name(op, dtype)));
+        names.extend(UnaryOp::ALL.iter().filter_map(|&op| unary_name(op, dtype)));
+        names.extend(DType::ALL.iter().map(|&to| cast_name(dtype, to)));
+        names.extend(ReduceOp::ALL.iter().map(|&op| reduce_name(op, dtype)));
+        names.push(named("arg", dtype));
+        if !dtype.is_float() {
+            names.push(named("matmul", dtype));
+        }
+        for kind in ["copy_strided", "scatter_strided", "take", "place_rows"] {
+            names.push(named(kind, dtype));
+        }
+    }
+    names
+}
+
+/// `Shape` in `kernels.cu`: passed by value, so a launch needs no upload of its metadata.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ShapeArg {
+    rank: u32,
+    pad: u32,
+    dims: [u64; MAX_RANK],
+}
+
+/// `View` in `kernels.cu`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ViewArg {
+    offset: u64,
+    strides: [u64; MAX_RANK],
+}
+
+// SAFETY: both are `repr(C)` plain data laid out as the C structs in `kernels.cu` (u32, u32,
+// then u64 arrays: no implicit padding on either side).
+unsafe impl DeviceRepr for ShapeArg {}
+unsafe impl DeviceRepr for ViewArg {}
+
+/// A shape and views of it with axes of extent 1 dropped and neighbouring axes merged wherever
+/// every view reads them as one run; what is left must fit in `MAX_RANK` axes.
+pub fn shape_and_views(
+    op: &'static str,
+    shape: &[usize],
+    views: &[&Strided],
+) -> Result<(ShapeArg, Vec<ViewArg>)> {
+    let mut dims: Vec<usize> = Vec::new();
+    let mut strides: Vec<Vec<usize>> = vec![Vec::new(); views.len()];
+    for (axis, &d) in shape.iter().enumerate() {
+        if d == 1 {
+            continue;
+        }
+        let mergeable = !dims.is_empty()
+            && views.iter().zip(&strides).all(|(v, s)| {
+                // The previous kept axis steps over exactly this axis' run.
+                s.last().copied() == Some(v.strides[axis] * d)
+            });
+        if mergeable {
+            let last = dims.len() - 1;
+            dims[last] *= d;
+            for (v, s) in views.iter().zip(strides.iter_mut()) {
+                s[last] = v.strides[axis];
+            }
+        } else {
+            dims.push(d);
+            for (v, s) in views.iter().zip(strides.iter_mut()) {
+                s.push(v.strides[axis]);
+            }
+        }
+    }
+    if dims.len() > MAX_RANK {
+        return Err(Error::InvalidArgument {
+            op,
+            message: format!(
+                "the cuda backend reads strided views of at most {MAX_RANK} axes that cannot be \
+                 merged; this one has {} (shape {shape:?})",
+                dims.len()
+            ),
+        });
+    }
+    let mut shape_arg = ShapeArg {
+        rank: dims.len() as u32,
+        pad: 0,
+        dims: [1; MAX_RANK],
+    };
+    for (slot, &d) in shape_arg.dims.iter_mut().zip(&dims) {
+        *slot = d as u64;
+    }
+    let view_args = views
+        .iter()
+        .zip(&strides)
+        .map(|(v, s)| {
+            let mut arg = ViewArg {
+                offset: v.offset as u64,
+                strides: [0; MAX_RANK],
+            };
+            for (slot, &st) in arg.strides.iter_mut().zip(s) {
+                *slot = st as u64;
+            }
+            arg
+        })
+        .collect();
+    Ok((shape_arg, view_args))
+}
+
+/// True when `view` reads `shape` in plain row-major order from offset 0.
+pub fn is_contiguous(view: &Strided, shape: &[usize]) -> bool {
+    let row_major = crate::shape::strides(shape);
+    view.offset == 0
+        && shape
+            .iter()
+            .zip(view.strides.iter().zip(row_major))
+            .all(|(&d, (&s, r))| d == 1 || s == r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contiguous_views_merge_into_one_axis() {
+        let shape = [2, 3, 4];
+        let v = Strided::contiguous(&shape);
+        let (s, views) = shape_and_views("t", &shape, &[&v]).unwrap();
+        assert_eq!(s.rank, 1);
+        assert_eq!(s.dims[0], 24);
+        assert_eq!(views[0].strides[0], 1);
+    }
+
+    #[test]
+    fn a_broadcast_axis_stays_apart() {
+        // [2,3] + [3] broadcast: the left is contiguous, the right repeats each row.
+        let shape = [2, 3];
+        let a = Strided::contiguous(&shape);
+        let b = Strided {
+            offset: 0,
+            strides: vec![0, 1],
+        };
+        let (s, views) = shape_and_views("t", &shape, &[&a, &b]).unwrap();
+        assert_eq!((s.rank, s.dims[0], s.dims[1]), (2, 2, 3));
+        assert_eq!((views[1].strides[0], views[1].strides[1]), (0, 1));
+    }
+
+    #[test]
+    fn transposes_keep_their_axes() {
+        let shape = [3, 2];
+        let t = Strided {
+            offset: 0,
+            strides: vec![1, 3],
+        };
+        let (s, views) = shape_and_views("t", &shape, &[&t]).unwrap();
+        assert_eq!(s.rank, 2);
+        assert_eq!((views[0].strides[0], views[0].strides[1]), (1, 3));
+    }
+
+    #[test]
+    fn kernel_names_are_unique_and_instantiated() {
+        let src = source();
+        let names = all_names();
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len());
+        for name in names
+            .iter()
+            .filter(|n| n.starts_with("binary_") || n.starts_with("cast_"))
+        {
+            assert!(src.contains(&format!("({name},")), "{name}");
+        }
+    }
+}

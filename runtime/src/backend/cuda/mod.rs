@@ -1,0 +1,641 @@
+//! The cuda backend (`cuda:N`): cudarc with dynamic loading, so the runtime builds and runs
+//! where no CUDA is installed and the client is then unavailable with the reason. Dot goes
+//! through cuBLAS (f32, f64); every other op is an NVRTC-compiled kernel from `kernels.cu`.
+//! Ops are enqueued on the device's stream and return at once, as in EXLA: reading values,
+//! transfers and `Tensor::sync` wait.
+
+mod buffer;
+mod device;
+pub mod kernels;
+
+use std::sync::OnceLock;
+
+use cudarc::cublas::sys::cublasOperation_t;
+use cudarc::cublas::{Gemm, GemmConfig, StridedBatchedConfig};
+use cudarc::driver::{CudaSlice, PushKernelArg};
+
+pub use buffer::CudaBuffer;
+use buffer::{CudaData, CudaElement};
+pub use device::MEMORY_FRACTION_ENV;
+use device::{elementwise_config, row_config, CudaDevice};
+
+use super::{ArgOp, Backend, BinaryOp, ReduceOp, Strided, UnaryOp};
+use crate::buffer::Buffer;
+use crate::dtype::{DType, Element};
+use crate::error::{Error, Result};
+use crate::memory::Memory;
+use crate::shape::{numel, strides};
+use crate::with_dtype;
+
+/// The oldest driver API the backend accepts (CUDA 12.0); cudarc's bindings are for 12.8 and
+/// the calls used here all exist since 12.0.
+const MIN_DRIVER_VERSION: i32 = 12000;
+
+/// Whether cuda can be used here: the number of devices, or why not. Checked once per process
+/// (per notebook cell: each has its own copy), before anything that would panic in cudarc when
+/// a library is missing.
+pub fn probe() -> &'static std::result::Result<usize, String> {
+    static STATUS: OnceLock<std::result::Result<usize, String>> = OnceLock::new();
+    STATUS.get_or_init(|| {
+        // cudarc panics when a symbol is missing from a library it did load; a probe must not.
+        std::panic::catch_unwind(probe_now)
+            .unwrap_or_else(|_| Err("the CUDA libraries found here could not be used".into()))
+    })
+}
+
+fn probe_now() -> std::result::Result<usize, String> {
+    // SAFETY: these only try to dlopen the libraries by name.
+    let (driver, blas, nvrtc) = unsafe {
+        (
+            cudarc::driver::sys::is_culib_present(),
+            cudarc::cublas::sys::is_culib_present(),
+            cudarc::nvrtc::sys::is_culib_present(),
+        )
+    };
+    if !driver {
+        return Err("no NVIDIA driver: libcuda.so could not be loaded".into());
+    }
+    if !blas {
+        return Err(
+            "the NVIDIA driver is installed but cuBLAS (libcublas.so.12) is not found; \
+                    install the CUDA 12 runtime libraries or add them to LD_LIBRARY_PATH"
+                .into(),
+        );
+    }
+    if !nvrtc {
+        return Err(
+            "the NVIDIA driver is installed but NVRTC (libnvrtc.so.12) is not found; \
+                    install the CUDA 12 runtime libraries or add them to LD_LIBRARY_PATH"
+                .into(),
+        );
+    }
+    cudarc::driver::result::init().map_err(|e| format!("the CUDA driver did not start: {e}"))?;
+    let mut version = 0;
+    // SAFETY: a plain query into a valid local.
+    unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut version) }
+        .result()
+        .map_err(|e| format!("the CUDA driver's version is unknown: {e}"))?;
+    if version < MIN_DRIVER_VERSION {
+        return Err(format!(
+            "the NVIDIA driver supports CUDA {}.{}; tensorbook needs 12.0 or newer",
+            version / 1000,
+            version % 1000 / 10
+        ));
+    }
+    match cudarc::driver::CudaContext::device_count() {
+        Ok(n) if n > 0 => Ok(n as usize),
+        Ok(_) => Err("the NVIDIA driver reports no GPU".into()),
+        Err(e) => Err(format!("the NVIDIA driver reports no GPU: {e}")),
+    }
+}
+
+/// Compiles every kernel with NVRTC for `arch` (e.g. `compute_90`; `None`: NVRTC's default)
+/// and returns the PTX. This needs only libnvrtc, not a GPU, so the kernels' source is checked
+/// on machines without one. `None` when libnvrtc cannot be loaded.
+pub fn compile_kernels(arch: Option<&'static str>) -> Option<std::result::Result<String, String>> {
+    // SAFETY: only tries to dlopen the library by name.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return None;
+    }
+    Some(device::compile(&kernels::source(), arch).map(|ptx| ptx.to_src()))
+}
+
+/// The cuda backend.
+pub struct CudaBackend;
+
+/// Copies host elements to `cuda:ordinal`.
+pub(crate) fn upload(buffer: &Buffer, shape: &[usize], ordinal: usize) -> Result<CudaBuffer> {
+    let dev = device::device(ordinal)?;
+    let data = with_dtype!(buffer.dtype(), T => {
+        let host = T::host(buffer).ok_or_else(|| internal("upload"))?;
+        let mut slice = dev.alloc::<T>(host.len(), shape)?;
+        if !host.is_empty() {
+            dev.stream
+                .memcpy_htod(host, &mut slice)
+                .map_err(|e| dev.error("copy to device", e))?;
+        }
+        T::wrap(slice)
+    });
+    Ok(CudaBuffer {
+        ordinal,
+        len: buffer.len(),
+        data,
+    })
+}
+
+/// Copies every element to host memory, after the work producing them has finished.
+pub(crate) fn download(buffer: &CudaBuffer) -> Result<Buffer> {
+    let dev = device::device(buffer.ordinal)?;
+    with_dtype!(buffer.dtype(), T => {
+        let slice = T::slice(&buffer.data).ok_or_else(|| internal("download"))?;
+        let mut host: Vec<T> = crate::buffer::try_alloc(buffer.len, T::ZERO, &[buffer.len])?;
+        if !host.is_empty() {
+            dev.stream
+                .memcpy_dtoh(&slice.slice(..buffer.len), &mut host)
+                .map_err(|e| dev.error("copy to host", e))?;
+        }
+        dev.synchronize()?;
+        Ok(T::into_buffer(host))
+    })
+}
+
+/// The elements at `indices`, gathered on the device so only they are copied back.
+pub(crate) fn gather(buffer: &CudaBuffer, indices: &[usize]) -> Result<Buffer> {
+    let picked = CudaBackend.take_flat(buffer, indices)?;
+    download(&picked)
+}
+
+/// Waits for the work that produces `buffer`.
+pub(crate) fn sync(buffer: &CudaBuffer) -> Result<()> {
+    device::device(buffer.ordinal)?.synchronize()
+}
+
+fn internal(op: &'static str) -> Error {
+    Error::InvalidArgument {
+        op,
+        message: "internal: cuda memory of an unexpected dtype".into(),
+    }
+}
+
+fn cuda_of<'a>(op: &'static str, m: &'a Memory) -> Result<&'a CudaBuffer> {
+    match m {
+        Memory::Cuda(c) => Ok(c),
+        Memory::Host(_) => Err(Error::InvalidArgument {
+            op,
+            message: "internal: host memory reached the cuda backend".into(),
+        }),
+    }
+}
+
+fn typed<'a, T: CudaElement>(op: &'static str, b: &'a CudaBuffer) -> Result<&'a CudaSlice<T>> {
+    T::slice(&b.data).ok_or_else(|| super::dtype_mix(op, T::DTYPE, b.dtype()))
+}
+
+/// Enqueues kernel `$name` over a launch config with the given arguments. Every argument
+/// must be a reference to a named local: the builder keeps pointers until the launch.
+macro_rules! launch {
+    ($dev:expr, $name:expr, $cfg:expr; $($arg:expr),* $(,)?) => {{
+        let func = $dev.function(&$name)?;
+        let mut builder = $dev.stream.launch_builder(&func);
+        $( builder.arg($arg); )*
+        // SAFETY: the arguments match the kernel's signature in kernels.cu (checked by the
+        // names, which encode op and dtype), and every buffer holds the elements the kernel
+        // indexes (shapes are validated by the frontend).
+        unsafe { builder.launch($cfg) }.map_err(|e| $dev.error("launch", format!("{}: {e}", $name)))?;
+    }};
+}
+
+fn out(ordinal: usize, len: usize, data: CudaData) -> Memory {
+    Memory::Cuda(CudaBuffer { ordinal, len, data })
+}
+
+impl CudaBackend {
+    /// `x[indices]` of a flat buffer.
+    fn take_flat(&self, x: &CudaBuffer, indices: &[usize]) -> Result<CudaBuffer> {
+        let dev = device::device(x.ordinal)?;
+        let data = with_dtype!(x.dtype(), T => {
+            let src = typed::<T>("display", x)?;
+            CudaData::from(self.take_typed(dev, src, 1, x.len(), 1, indices)?)
+        });
+        Ok(CudaBuffer {
+            ordinal: x.ordinal,
+            len: indices.len(),
+            data,
+        })
+    }
+
+    /// `[outer, len, inner]` -> `[outer, indices.len(), inner]`.
+    fn take_typed<T: CudaElement>(
+        &self,
+        dev: &CudaDevice,
+        x: &CudaSlice<T>,
+        outer: usize,
+        len: usize,
+        inner: usize,
+        indices: &[usize],
+    ) -> Result<CudaSlice<T>> {
+        let total = outer * indices.len() * inner;
+        let mut o = dev.alloc::<T>(total, &[outer, indices.len(), inner])?;
+        if total > 0 {
+            let idx: Vec<u64> = indices.iter().map(|&i| i as u64).collect();
+            let idx = dev
+                .stream
+                .clone_htod(&idx)
+                .map_err(|e| dev.error("take", e))?;
+            let (t, l, i, c) = (total as u64, len as u64, inner as u64, indices.len() as u64);
+            let name = kernels::named("take", T::DTYPE);
+            launch!(dev, name, elementwise_config(total); &t, &l, &i, &c, &idx, x, &mut o);
+        }
+        Ok(o)
+    }
+
+    fn copy_strided_typed<T: CudaElement>(
+        &self,
+        dev: &CudaDevice,
+        x: &CudaSlice<T>,
+        view: &Strided,
+        out_shape: &[usize],
+    ) -> Result<CudaSlice<T>> {
+        let n = numel(out_shape);
+        let mut o = dev.alloc::<T>(n, out_shape)?;
+        if n > 0 {
+            let (s, views) = kernels::shape_and_views("copy", out_shape, &[view])?;
+            let (nn, v) = (n as u64, views[0]);
+            let name = kernels::named("copy_strided", T::DTYPE);
+            launch!(dev, name, elementwise_config(n); &nn, &s, &v, x, &mut o);
+        }
+        Ok(o)
+    }
+
+    fn matmul_typed<T: CudaElement>(
+        &self,
+        dev: &CudaDevice,
+        a: &CudaSlice<T>,
+        sa: usize,
+        b: &CudaSlice<T>,
+        sb: usize,
+        [batch, m, k, n]: [usize; 4],
+    ) -> Result<CudaSlice<T>> {
+        let shape = [batch, m, n];
+        let total = batch * m * n;
+        if total == 0 {
+            return dev.alloc::<T>(0, &shape);
+        }
+        if k == 0 {
+            let mut o = dev.alloc::<T>(total, &shape)?;
+            dev.stream
+                .memset_zeros(&mut o)
+                .map_err(|e| dev.error("dot", e))?;
+            return Ok(o);
+        }
+        let mut o = dev.alloc::<T>(total, &shape)?;
+        match T::DTYPE {
+            DType::F32 => {
+                let (a, b) = (f32::slice_of_data(a), f32::slice_of_data(b));
+                gemm::<f32>(
+                    dev,
+                    a,
+                    sa,
+                    b,
+                    sb,
+                    [batch, m, k, n],
+                    1.0,
+                    0.0,
+                    f32::slice_mut(&mut o),
+                )?
+            }
+            DType::F64 => {
+                let (a, b) = (f64::slice_of_data(a), f64::slice_of_data(b));
+                gemm::<f64>(
+                    dev,
+                    a,
+                    sa,
+                    b,
+                    sb,
+                    [batch, m, k, n],
+                    1.0,
+                    0.0,
+                    f64::slice_mut(&mut o),
+                )?
+            }
+            _ => {
+                let dims = [batch, m, k, n, sa, sb].map(|d| d as u64);
+                let [bb, mm, kk, nn, ssa, ssb] = dims;
+                let name = kernels::named("matmul", T::DTYPE);
+                launch!(dev, name, elementwise_config(total); &bb, &mm, &kk, &nn, &ssa, &ssb, a, b, &mut o);
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// Reinterprets a typed slice as the concrete float type cuBLAS takes; only called after the
+/// dtype was matched, so the cast is the identity.
+trait SameAs: CudaElement {
+    fn slice_of_data<T: CudaElement>(s: &CudaSlice<T>) -> &CudaSlice<Self> {
+        assert_eq!(T::DTYPE, Self::DTYPE);
+        // SAFETY: T and Self are the same type (same dtype, and dtypes map one-to-one to Rust
+        // types), so this is a no-op cast of a reference.
+        unsafe { &*(s as *const CudaSlice<T> as *const CudaSlice<Self>) }
+    }
+    fn slice_mut<T: CudaElement>(s: &mut CudaSlice<T>) -> &mut CudaSlice<Self> {
+        assert_eq!(T::DTYPE, Self::DTYPE);
+        // SAFETY: as above.
+        unsafe { &mut *(s as *mut CudaSlice<T> as *mut CudaSlice<Self>) }
+    }
+}
+impl SameAs for f32 {}
+impl SameAs for f64 {}
+
+/// Row-major `C[b] = A[b]·B[b]` through column-major cuBLAS: the column-major reading of a
+/// row-major matrix is its transpose, so cuBLAS computes `Cᵀ = Bᵀ·Aᵀ` with the operands swapped
+/// and m and n exchanged; no copy, no transpose flag.
+#[allow(clippy::too_many_arguments)]
+fn gemm<F>(
+    dev: &CudaDevice,
+    a: &CudaSlice<F>,
+    sa: usize,
+    b: &CudaSlice<F>,
+    sb: usize,
+    [batch, m, k, n]: [usize; 4],
+    one: F,
+    zero: F,
+    c: &mut CudaSlice<F>,
+) -> Result<()>
+where
+    cudarc::cublas::CudaBlas: Gemm<F>,
+{
+    let int = |v: usize| {
+        i32::try_from(v).map_err(|_| Error::InvalidArgument {
+            op: "dot",
+            message: format!("cuBLAS takes dimensions below 2^31; got {v}"),
+        })
+    };
+    let gemm = GemmConfig {
+        transa: cublasOperation_t::CUBLAS_OP_N,
+        transb: cublasOperation_t::CUBLAS_OP_N,
+        m: int(n)?,
+        n: int(m)?,
+        k: int(k)?,
+        alpha: one,
+        lda: int(n)?,
+        ldb: int(k)?,
+        beta: zero,
+        ldc: int(n)?,
+    };
+    let blas = dev.blas()?;
+    // SAFETY: the slices hold batch (or one, with stride 0) matrices of the sizes in the
+    // config, as the frontend validated.
+    let done = unsafe {
+        if batch == 1 {
+            blas.gemm(gemm, b, a, c)
+        } else {
+            let cfg = StridedBatchedConfig {
+                gemm,
+                batch_size: int(batch)?,
+                stride_a: sb as i64,
+                stride_b: sa as i64,
+                stride_c: (m * n) as i64,
+            };
+            blas.gemm_strided_batched(cfg, b, a, c)
+        }
+    };
+    done.map_err(|e| dev.error("dot (cuBLAS)", e))
+}
+
+impl<T: CudaElement> From<CudaSlice<T>> for CudaData {
+    fn from(s: CudaSlice<T>) -> CudaData {
+        T::wrap(s)
+    }
+}
+
+impl Backend for CudaBackend {
+    fn binary(
+        &self,
+        op: BinaryOp,
+        lhs: (&Memory, &Strided),
+        rhs: (&Memory, &Strided),
+        out_shape: &[usize],
+    ) -> Result<Memory> {
+        let (a, b) = (cuda_of(op.name(), lhs.0)?, cuda_of(op.name(), rhs.0)?);
+        let dev = device::device(a.ordinal)?;
+        let n = numel(out_shape);
+        let contiguous = i32::from(
+            kernels::is_contiguous(lhs.1, out_shape) && kernels::is_contiguous(rhs.1, out_shape),
+        );
+        let (s, views) = kernels::shape_and_views(op.name(), out_shape, &[lhs.1, rhs.1])?;
+        let (va, vb, nn) = (views[0], views[1], n as u64);
+        let name = kernels::binary_name(op, a.dtype());
+        let data = with_dtype!(a.dtype(), T => {
+            let (x, y) = (typed::<T>(op.name(), a)?, typed::<T>(op.name(), b)?);
+            if op.is_comparison() {
+                let mut o = dev.alloc::<u8>(n, out_shape)?;
+                if n > 0 {
+                    launch!(dev, name, elementwise_config(n); &nn, &s, &va, &vb, &contiguous, x, y, &mut o);
+                }
+                CudaData::from(o)
+            } else {
+                let mut o = dev.alloc::<T>(n, out_shape)?;
+                if n > 0 {
+                    launch!(dev, name, elementwise_config(n); &nn, &s, &va, &vb, &contiguous, x, y, &mut o);
+                }
+                CudaData::from(o)
+            }
+        });
+        Ok(out(a.ordinal, n, data))
+    }
+
+    fn unary(&self, op: UnaryOp, x: &Memory) -> Result<Memory> {
+        let x = cuda_of(op.name(), x)?;
+        let dev = device::device(x.ordinal)?;
+        let name = kernels::unary_name(op, x.dtype()).ok_or(Error::UnsupportedDType {
+            op: op.name(),
+            dtype: x.dtype(),
+        })?;
+        let n = x.len();
+        let nn = n as u64;
+        let data = with_dtype!(x.dtype(), T => {
+            let src = typed::<T>(op.name(), x)?;
+            let mut o = dev.alloc::<T>(n, &[n])?;
+            if n > 0 {
+                launch!(dev, name, elementwise_config(n); &nn, src, &mut o);
+            }
+            CudaData::from(o)
+        });
+        Ok(out(x.ordinal, n, data))
+    }
+
+    fn cast(&self, x: &Memory, to: DType) -> Result<Memory> {
+        let x = cuda_of("as_type", x)?;
+        let dev = device::device(x.ordinal)?;
+        let name = kernels::cast_name(x.dtype(), to);
+        let n = x.len();
+        let nn = n as u64;
+        let data = with_dtype!(x.dtype(), T => {
+            let src = typed::<T>("as_type", x)?;
+            with_dtype!(to, U => {
+                let mut o = dev.alloc::<U>(n, &[n])?;
+                if n > 0 {
+                    launch!(dev, name, elementwise_config(n); &nn, src, &mut o);
+                }
+                CudaData::from(o)
+            })
+        });
+        Ok(out(x.ordinal, n, data))
+    }
+
+    fn reduce(&self, op: ReduceOp, x: &Memory, shape: &[usize], axes: &[usize]) -> Result<Memory> {
+        let x = cuda_of("reduce", x)?;
+        let dev = device::device(x.ordinal)?;
+        let kept: Vec<usize> = (0..shape.len()).filter(|a| !axes.contains(a)).collect();
+        let rows: usize = kept.iter().map(|&a| shape[a]).product();
+        let row_len: usize = axes.iter().map(|&a| shape[a]).product();
+        // The reduced axes must be the trailing ones, in order, for the row kernel; otherwise
+        // they are moved there first.
+        let trailing = axes
+            .iter()
+            .enumerate()
+            .all(|(i, &a)| a == shape.len() - axes.len() + i);
+        let perm: Vec<usize> = kept.iter().chain(axes).copied().collect();
+        let src_strides = strides(shape);
+        let view = Strided {
+            offset: 0,
+            strides: perm.iter().map(|&a| src_strides[a]).collect(),
+        };
+        let permuted_shape: Vec<usize> = perm.iter().map(|&a| shape[a]).collect();
+        let name = kernels::reduce_name(op, x.dtype());
+        let (r, l) = (rows as u64, row_len as u64);
+        let data = with_dtype!(x.dtype(), T => {
+            let src = typed::<T>("reduce", x)?;
+            let moved;
+            let rows_src = if trailing {
+                src
+            } else {
+                moved = self.copy_strided_typed(dev, src, &view, &permuted_shape)?;
+                &moved
+            };
+            let mut o = dev.alloc::<T>(rows, &[rows])?;
+            if rows > 0 {
+                launch!(dev, name, row_config(rows); &r, &l, rows_src, &mut o);
+            }
+            CudaData::from(o)
+        });
+        Ok(out(x.ordinal, rows, data))
+    }
+
+    fn arg_reduce(&self, op: ArgOp, x: &Memory, shape: &[usize], axis: usize) -> Result<Memory> {
+        let x = cuda_of("argmax", x)?;
+        let dev = device::device(x.ordinal)?;
+        let outer: usize = shape[..axis].iter().product();
+        let len = shape[axis];
+        let inner: usize = shape[axis + 1..].iter().product();
+        let n = outer * inner;
+        let (o_, l_, i_) = (outer as u64, len as u64, inner as u64);
+        let want_max = i32::from(op == ArgOp::ArgMax);
+        let name = kernels::named("arg", x.dtype());
+        let mut o = dev.alloc::<i64>(n, &[n])?;
+        with_dtype!(x.dtype(), T => {
+            let src = typed::<T>("argmax", x)?;
+            if n > 0 && len > 0 {
+                launch!(dev, name, elementwise_config(n); &o_, &l_, &i_, &want_max, src, &mut o);
+            }
+        });
+        Ok(out(x.ordinal, n, CudaData::from(o)))
+    }
+
+    fn matmul(
+        &self,
+        lhs: &Memory,
+        lhs_batch_stride: usize,
+        rhs: &Memory,
+        rhs_batch_stride: usize,
+        batch: usize,
+        m: usize,
+        k: usize,
+        n: usize,
+    ) -> Result<Memory> {
+        let (a, b) = (cuda_of("dot", lhs)?, cuda_of("dot", rhs)?);
+        let dev = device::device(a.ordinal)?;
+        let data = with_dtype!(a.dtype(), T => {
+            let (x, y) = (typed::<T>("dot", a)?, typed::<T>("dot", b)?);
+            CudaData::from(self.matmul_typed(
+                dev,
+                x,
+                lhs_batch_stride,
+                y,
+                rhs_batch_stride,
+                [batch, m, k, n],
+            )?)
+        });
+        Ok(out(a.ordinal, batch * m * n, data))
+    }
+
+    fn copy_strided(&self, x: &Memory, view: &Strided, out_shape: &[usize]) -> Result<Memory> {
+        let x = cuda_of("copy", x)?;
+        let dev = device::device(x.ordinal)?;
+        let data = with_dtype!(x.dtype(), T => {
+            let src = typed::<T>("copy", x)?;
+            CudaData::from(self.copy_strided_typed(dev, src, view, out_shape)?)
+        });
+        Ok(out(x.ordinal, numel(out_shape), data))
+    }
+
+    fn take(&self, x: &Memory, shape: &[usize], indices: &[usize], axis: usize) -> Result<Memory> {
+        let x = cuda_of("take", x)?;
+        let dev = device::device(x.ordinal)?;
+        let outer: usize = shape[..axis].iter().product();
+        let inner: usize = shape[axis + 1..].iter().product();
+        let data = with_dtype!(x.dtype(), T => {
+            let src = typed::<T>("take", x)?;
+            CudaData::from(self.take_typed(dev, src, outer, shape[axis], inner, indices)?)
+        });
+        Ok(out(x.ordinal, outer * indices.len() * inner, data))
+    }
+
+    fn concatenate(&self, parts: &[(&Memory, &[usize])], axis: usize) -> Result<Memory> {
+        let first = parts.first().ok_or(Error::InvalidArgument {
+            op: "concatenate",
+            message: "nothing to concatenate".into(),
+        })?;
+        let first_buffer = cuda_of("concatenate", first.0)?;
+        let dev = device::device(first_buffer.ordinal)?;
+        let mut out_shape = first.1.to_vec();
+        out_shape[axis] = parts.iter().map(|p| p.1[axis]).sum();
+        let inner: usize = out_shape[axis + 1..].iter().product();
+        let total = numel(&out_shape);
+        let out_row = (out_shape[axis] * inner) as u64;
+        let data = with_dtype!(first_buffer.dtype(), T => {
+            let mut o = dev.alloc::<T>(total, &out_shape)?;
+            let name = kernels::named("place_rows", T::DTYPE);
+            let mut offset = 0u64;
+            for (memory, shape) in parts {
+                let src = typed::<T>("concatenate", cuda_of("concatenate", memory)?)?;
+                let n = numel(shape);
+                let part_row = (shape[axis] * inner) as u64;
+                let nn = n as u64;
+                if n > 0 {
+                    launch!(dev, name, elementwise_config(n); &nn, &part_row, &out_row, &offset, src, &mut o);
+                }
+                offset += part_row;
+            }
+            CudaData::from(o)
+        });
+        Ok(out(first_buffer.ordinal, total, data))
+    }
+
+    fn put_slice(
+        &self,
+        x: &Memory,
+        shape: &[usize],
+        update: &Memory,
+        update_shape: &[usize],
+        start: &[usize],
+    ) -> Result<Memory> {
+        let (x, u) = (cuda_of("put_slice", x)?, cuda_of("put_slice", update)?);
+        let dev = device::device(x.ordinal)?;
+        let dst_strides = strides(shape);
+        let view = Strided {
+            offset: start.iter().zip(&dst_strides).map(|(s, st)| s * st).sum(),
+            strides: dst_strides,
+        };
+        let n = numel(update_shape);
+        let data = with_dtype!(x.dtype(), T => {
+            let src = typed::<T>("put_slice", x)?;
+            let upd = typed::<T>("put_slice", u)?;
+            let mut o = dev.alloc::<T>(x.len, shape)?;
+            if x.len > 0 {
+                dev.stream
+                    .memcpy_dtod(src, &mut o)
+                    .map_err(|e| dev.error("put_slice", e))?;
+            }
+            if n > 0 {
+                let (s, views) = kernels::shape_and_views("put_slice", update_shape, &[&view])?;
+                let (nn, v) = (n as u64, views[0]);
+                let name = kernels::named("scatter_strided", T::DTYPE);
+                launch!(dev, name, elementwise_config(n); &nn, &s, &v, upd, &mut o);
+            }
+            CudaData::from(o)
+        });
+        Ok(out(x.ordinal, x.len, data))
+    }
+}

@@ -1,0 +1,559 @@
+//! The cuda kernels' semantics, checked without a GPU: `kernels.cu` (with the backend's own
+//! instantiations) is compiled by the host C++ compiler against a small shim for CUDA's
+//! built-ins, and each kernel is run on the CPU, one emulated thread at a time over a grid of
+//! several blocks, against the binary reference. This catches wrong element semantics
+//! (wrapping, saturating casts, NaN rules, integer pow), indexing and argument order; what it
+//! cannot catch (scheduling, shared memory across threads, cuBLAS) needs a GPU, where
+//! `conformance.rs` runs every op on cuda.
+
+mod common;
+
+use std::ffi::c_void;
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+
+use common::{close, random};
+use tensorbook::backend::cuda::kernels::{self, ShapeArg, ViewArg};
+use tensorbook::backend::{BinaryOp, ReduceOp, Strided, UnaryOp};
+use tensorbook::shape::{broadcast_shapes, broadcast_strides, strides};
+use tensorbook::{on, DType, Device, Tensor};
+
+/// CUDA's built-ins for a host compiler. `blockIdx`, `threadIdx`, `blockDim` and `gridDim` are
+/// globals the test sets before each emulated thread.
+const SHIM: &str = r#"
+#include <cmath>
+#include <cstring>
+struct dim3_ { unsigned int x, y, z; };
+extern "C" { dim3_ blockIdx, threadIdx, blockDim, gridDim; }
+#define __device__
+#define __global__
+#define __forceinline__ inline
+#define __shared__ static
+inline void __syncthreads() {}
+inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
+inline double __longlong_as_double(long long i) { double d; std::memcpy(&d, &i, 8); return d; }
+using std::exp; using std::log; using std::sqrt; using std::tanh; using std::sin; using std::cos;
+using std::floor; using std::ceil; using std::round; using std::pow;
+"#;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Dim3 {
+    x: u32,
+    y: u32,
+    z: u32,
+}
+
+struct Emulated {
+    lib: libloading::Library,
+}
+
+/// The kernels built for the CPU, or `None` (with the reason printed) where no C++ compiler
+/// is available. Built once per test process.
+fn emulated() -> Option<&'static Mutex<Emulated>> {
+    static LIB: OnceLock<Option<Mutex<Emulated>>> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuda-kernels-on-cpu");
+        std::fs::create_dir_all(&dir).ok()?;
+        let src = dir.join("kernels.cpp");
+        let so = dir.join("kernels.so");
+        std::fs::write(&src, format!("{SHIM}\n{}", kernels::source())).ok()?;
+        let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
+        let status = std::process::Command::new(&cxx)
+            .args(["-std=c++17", "-O1", "-shared", "-fPIC", "-w", "-o"])
+            .arg(&so)
+            .arg(&src)
+            .status();
+        match status {
+            Ok(s) if s.success() => {}
+            Ok(s) => panic!("{cxx} could not compile the cuda kernels for the CPU: {s}"),
+            Err(e) => {
+                eprintln!("skipping: no C++ compiler ({cxx}: {e})");
+                return None;
+            }
+        }
+        // SAFETY: a library we just built from our own source; no initialisers beyond C++'s.
+        let lib = unsafe { libloading::Library::new(&so) }.expect("load the emulated kernels");
+        Some(Mutex::new(Emulated { lib }))
+    })
+    .as_ref()
+}
+
+impl Emulated {
+    fn set(&self, name: &[u8], value: Dim3) {
+        // SAFETY: the shim defines these four globals as `dim3_`, laid out as `Dim3`.
+        unsafe {
+            let sym: libloading::Symbol<*mut Dim3> = self.lib.get(name).expect("shim global");
+            **sym = value;
+        }
+    }
+
+    /// Runs `call` once per thread of a `grid` x `block` launch, one thread at a time.
+    fn launch<F: Copy>(&self, name: &str, grid: u32, block: u32, call: impl Fn(F)) {
+        // SAFETY: `F` is the kernel's signature as the caller states it from kernels.cu.
+        let f: F = unsafe { *self.lib.get::<F>(name.as_bytes()).expect(name) };
+        let dim = |x| Dim3 { x, y: 1, z: 1 };
+        self.set(b"gridDim", dim(grid));
+        self.set(b"blockDim", dim(block));
+        for b in 0..grid {
+            for t in 0..block {
+                self.set(b"blockIdx", dim(b));
+                self.set(b"threadIdx", dim(t));
+                call(f);
+            }
+        }
+    }
+}
+
+/// A tensor's elements as raw memory (u64 words keep any dtype aligned).
+fn raw(t: &Tensor) -> Vec<u64> {
+    let bytes = t.to_bytes().unwrap();
+    let mut words = vec![0u64; bytes.len().div_ceil(8).max(1)];
+    // SAFETY: the words hold at least `bytes.len()` bytes.
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), words.as_mut_ptr() as *mut u8, bytes.len())
+    };
+    words
+}
+
+fn output(dtype: DType, len: usize) -> Vec<u64> {
+    vec![0u64; (len * dtype.size_in_bytes()).div_ceil(8).max(1)]
+}
+
+fn values(dtype: DType, words: &[u64], len: usize) -> Vec<f64> {
+    let p = words.as_ptr() as *const u8;
+    // SAFETY: `words` holds `len` elements of `dtype` written by a kernel.
+    unsafe {
+        (0..len)
+            .map(|i| match dtype {
+                DType::U8 => *p.add(i) as f64,
+                DType::S32 => *(p as *const i32).add(i) as f64,
+                DType::S64 => *(p as *const i64).add(i) as f64,
+                DType::F32 => *(p as *const f32).add(i) as f64,
+                DType::F64 => *(p as *const f64).add(i),
+            })
+            .collect()
+    }
+}
+
+fn check(what: &str, expected: &Tensor, got: &[u64]) {
+    let e = expected.to_f64_vec().unwrap();
+    let g = values(expected.dtype(), got, e.len());
+    for (i, (x, y)) in e.iter().zip(&g).enumerate() {
+        assert!(
+            close(expected.dtype(), *x, *y),
+            "{what}: element {i}: binary gives {x}, the cuda kernel gives {y}"
+        );
+    }
+}
+
+/// Floats with NaN sprinkled in (every seventh element), to check the NaN rules.
+fn with_nans(t: &Tensor) -> Tensor {
+    if !t.dtype().is_float() {
+        return t.clone();
+    }
+    let v: Vec<f64> = t
+        .to_f64_vec()
+        .unwrap()
+        .into_iter()
+        .enumerate()
+        .map(|(i, x)| if i % 7 == 3 { f64::NAN } else { x })
+        .collect();
+    on(Device::BINARY)
+        .from_vec(v, t.shape())
+        .unwrap()
+        .as_type(t.dtype())
+        .unwrap()
+}
+
+fn binary_reference(op: BinaryOp, a: &Tensor, b: &Tensor) -> Tensor {
+    match op {
+        BinaryOp::Add => a.add(b),
+        BinaryOp::Subtract => a.subtract(b),
+        BinaryOp::Multiply => a.multiply(b),
+        BinaryOp::Divide => a.divide(b),
+        BinaryOp::Pow => a.pow(b),
+        BinaryOp::Min => a.min(b),
+        BinaryOp::Max => a.max(b),
+        BinaryOp::Equal => a.equal(b),
+        BinaryOp::NotEqual => a.not_equal(b),
+        BinaryOp::Less => a.less(b),
+        BinaryOp::LessEqual => a.less_equal(b),
+        BinaryOp::Greater => a.greater(b),
+        BinaryOp::GreaterEqual => a.greater_equal(b),
+    }
+    .unwrap()
+}
+
+type BinaryKernel = unsafe extern "C" fn(
+    u64,
+    ShapeArg,
+    ViewArg,
+    ViewArg,
+    i32,
+    *const c_void,
+    *const c_void,
+    *mut c_void,
+);
+type MapKernel = unsafe extern "C" fn(u64, *const c_void, *mut c_void);
+type ReduceKernel = unsafe extern "C" fn(u64, u64, *const c_void, *mut c_void);
+type ArgKernel = unsafe extern "C" fn(u64, u64, u64, i32, *const c_void, *mut c_void);
+type MatmulKernel =
+    unsafe extern "C" fn(u64, u64, u64, u64, u64, u64, *const c_void, *const c_void, *mut c_void);
+type StridedKernel = unsafe extern "C" fn(u64, ShapeArg, ViewArg, *const c_void, *mut c_void);
+type TakeKernel = unsafe extern "C" fn(u64, u64, u64, u64, *const u64, *const c_void, *mut c_void);
+type PlaceKernel = unsafe extern "C" fn(u64, u64, u64, u64, *const c_void, *mut c_void);
+
+#[test]
+fn elementwise_binary_kernels_match_binary() {
+    let Some(k) = emulated() else { return };
+    let k = k.lock().unwrap_or_else(|e| e.into_inner());
+    // Same shape (the contiguous path), and a broadcast (the strided path).
+    let cases: [(&[usize], &[usize]); 3] =
+        [(&[3, 5], &[3, 5]), (&[2, 3, 4], &[3, 1]), (&[4], &[2, 1])];
+    for dtype in DType::ALL {
+        for (seed, (sa, sb)) in cases.iter().enumerate() {
+            let a = with_nans(&random(seed as u64, dtype, sa));
+            let b = random(seed as u64 + 100, dtype, sb);
+            let shape = broadcast_shapes("t", sa, sb).unwrap();
+            let va = Strided {
+                offset: 0,
+                strides: broadcast_strides(sa, &shape),
+            };
+            let vb = Strided {
+                offset: 0,
+                strides: broadcast_strides(sb, &shape),
+            };
+            let contiguous = i32::from(
+                kernels::is_contiguous(&va, &shape) && kernels::is_contiguous(&vb, &shape),
+            );
+            let (s, views) = kernels::shape_and_views("t", &shape, &[&va, &vb]).unwrap();
+            let n: usize = shape.iter().product();
+            for op in BinaryOp::ALL {
+                if op == BinaryOp::Divide && !dtype.is_float() {
+                    continue; // the frontend divides integers as floats
+                }
+                let expected = binary_reference(op, &a, &b);
+                let (ra, rb) = (raw(&a), raw(&b));
+                let mut o = output(expected.dtype(), n);
+                let op_ptr = o.as_mut_ptr() as *mut c_void;
+                k.launch(
+                    &kernels::binary_name(op, dtype),
+                    2,
+                    3,
+                    |f: BinaryKernel| unsafe {
+                        f(
+                            n as u64,
+                            s,
+                            views[0],
+                            views[1],
+                            contiguous,
+                            ra.as_ptr() as _,
+                            rb.as_ptr() as _,
+                            op_ptr,
+                        )
+                    },
+                );
+                check(
+                    &format!("{} {dtype} {sa:?} {sb:?}", op.name()),
+                    &expected,
+                    &o,
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn unary_kernels_match_binary() {
+    let Some(k) = emulated() else { return };
+    let k = k.lock().unwrap_or_else(|e| e.into_inner());
+    for dtype in DType::ALL {
+        let mut x = with_nans(&random(3, dtype, &[4, 6]));
+        if dtype == DType::S32 {
+            // Wrapping at the edge: -(-2^31) and |-2^31| stay -2^31, as in Rust.
+            x = on(Device::BINARY)
+                .from_vec(vec![i32::MIN, -5, 0, 7, i32::MAX, 2], &[6])
+                .unwrap();
+        }
+        if dtype.is_float() {
+            x = x.multiply(2.7).unwrap(); // halves and beyond for round, negatives for sqrt/log
+        }
+        for op in UnaryOp::ALL {
+            let Some(name) = kernels::unary_name(op, dtype) else {
+                assert!(op.needs_float() && !dtype.is_float());
+                continue;
+            };
+            let expected = match op {
+                UnaryOp::Negate => x.negate(),
+                UnaryOp::Abs => x.abs(),
+                UnaryOp::Sign => x.sign(),
+                UnaryOp::Square => x.square(),
+                UnaryOp::Exp => x.exp(),
+                UnaryOp::Log => x.log(),
+                UnaryOp::Sqrt => x.sqrt(),
+                UnaryOp::Rsqrt => x.rsqrt(),
+                UnaryOp::Tanh => x.tanh(),
+                UnaryOp::Sigmoid => x.sigmoid(),
+                UnaryOp::Sin => x.sin(),
+                UnaryOp::Cos => x.cos(),
+                UnaryOp::Floor => x.floor(),
+                UnaryOp::Ceil => x.ceil(),
+                UnaryOp::Round => x.round(),
+            }
+            .unwrap();
+            let rx = raw(&x);
+            let mut o = output(dtype, x.size());
+            let op_ptr = o.as_mut_ptr() as *mut c_void;
+            k.launch(&name, 2, 3, |f: MapKernel| unsafe {
+                f(x.size() as u64, rx.as_ptr() as _, op_ptr)
+            });
+            check(&format!("{} {dtype}", op.name()), &expected, &o);
+        }
+    }
+}
+
+#[test]
+fn casts_saturate_and_wrap_like_rust() {
+    let Some(k) = emulated() else { return };
+    let k = k.lock().unwrap_or_else(|e| e.into_inner());
+    let specials = vec![
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        1e10,
+        -1e10,
+        3e19,
+        -3e19,
+        300.7,
+        -3.5,
+        2.5,
+        255.5,
+        256.0,
+        -0.0,
+        0.9999,
+        2147483647.5,
+        -2147483648.7,
+        65537.0,
+    ];
+    let sources: Vec<Tensor> = [DType::F64, DType::F32]
+        .into_iter()
+        .map(|d| {
+            on(Device::BINARY)
+                .from_vec(specials.clone(), &[specials.len()])
+                .unwrap()
+                .as_type(d)
+                .unwrap()
+        })
+        .chain([
+            on(Device::BINARY)
+                .from_vec(vec![i64::MIN, -1, 255, 256, 1 << 40, i64::MAX, -129], &[7])
+                .unwrap(),
+            on(Device::BINARY)
+                .from_vec(vec![i32::MIN, -1, 255, 256, 70000, i32::MAX], &[6])
+                .unwrap(),
+            on(Device::BINARY)
+                .from_vec(vec![0u8, 1, 127, 128, 255], &[5])
+                .unwrap(),
+        ])
+        .collect();
+    for x in &sources {
+        for to in DType::ALL {
+            let expected = x.as_type(to).unwrap();
+            let rx = raw(x);
+            let mut o = output(to, x.size());
+            let op_ptr = o.as_mut_ptr() as *mut c_void;
+            k.launch(
+                &kernels::cast_name(x.dtype(), to),
+                2,
+                3,
+                |f: MapKernel| unsafe { f(x.size() as u64, rx.as_ptr() as _, op_ptr) },
+            );
+            check(&format!("cast {} -> {to}", x.dtype()), &expected, &o);
+        }
+    }
+}
+
+#[test]
+fn reductions_and_arg_reductions_match_binary() {
+    let Some(k) = emulated() else { return };
+    let k = k.lock().unwrap_or_else(|e| e.into_inner());
+    for dtype in DType::ALL {
+        for (rows, len) in [(5usize, 7usize), (1, 40), (3, 0)] {
+            let x = with_nans(&random(rows as u64, dtype, &[rows, len]));
+            for op in [
+                ReduceOp::Sum,
+                ReduceOp::Product,
+                ReduceOp::Max,
+                ReduceOp::Min,
+            ] {
+                let input = match op {
+                    ReduceOp::Sum | ReduceOp::Product => x.as_type(dtype.accumulator()).unwrap(),
+                    _ => x.clone(),
+                };
+                let axes: &[isize] = &[1];
+                let expected = match op {
+                    ReduceOp::Sum => input.sum(Some(axes), false),
+                    ReduceOp::Product => input.product(Some(axes), false),
+                    ReduceOp::Max => input.reduce_max(Some(axes), false),
+                    ReduceOp::Min => input.reduce_min(Some(axes), false),
+                }
+                .unwrap();
+                let rx = raw(&input);
+                let mut o = output(input.dtype(), rows);
+                let op_ptr = o.as_mut_ptr() as *mut c_void;
+                // One thread per block: the shared-memory tree needs real threads.
+                k.launch(
+                    &kernels::reduce_name(op, input.dtype()),
+                    2,
+                    1,
+                    |f: ReduceKernel| unsafe {
+                        f(rows as u64, len as u64, rx.as_ptr() as _, op_ptr)
+                    },
+                );
+                check(
+                    &format!("reduce {op:?} {} [{rows},{len}]", input.dtype()),
+                    &expected,
+                    &o,
+                );
+            }
+        }
+        let x = with_nans(&random(9, dtype, &[2, 5, 3]));
+        for want_max in [1, 0] {
+            let expected = if want_max == 1 {
+                x.argmax(Some(1), false)
+            } else {
+                x.argmin(Some(1), false)
+            }
+            .unwrap();
+            let rx = raw(&x);
+            let mut o = output(DType::S64, 6);
+            let op_ptr = o.as_mut_ptr() as *mut c_void;
+            k.launch(&kernels::named("arg", dtype), 2, 3, |f: ArgKernel| unsafe {
+                f(2, 5, 3, want_max, rx.as_ptr() as _, op_ptr)
+            });
+            check(&format!("arg (max={want_max}) {dtype}"), &expected, &o);
+        }
+    }
+}
+
+#[test]
+fn integer_matmul_and_layout_kernels_match_binary() {
+    let Some(k) = emulated() else { return };
+    let k = k.lock().unwrap_or_else(|e| e.into_inner());
+    for dtype in DType::ALL {
+        if !dtype.is_float() {
+            // A batch of two against one shared right operand (batch stride 0).
+            let a = random(1, dtype, &[2, 3, 4]);
+            let b = random(2, dtype, &[4, 5]);
+            let expected = a.dot(&b).unwrap();
+            let (ra, rb) = (raw(&a), raw(&b));
+            let mut o = output(dtype, 30);
+            let op_ptr = o.as_mut_ptr() as *mut c_void;
+            k.launch(
+                &kernels::named("matmul", dtype),
+                2,
+                3,
+                |f: MatmulKernel| unsafe {
+                    f(
+                        2,
+                        3,
+                        4,
+                        5,
+                        12,
+                        0,
+                        ra.as_ptr() as _,
+                        rb.as_ptr() as _,
+                        op_ptr,
+                    )
+                },
+            );
+            check(&format!("matmul {dtype}"), &expected, &o);
+        }
+
+        let x = random(3, dtype, &[2, 3, 4]);
+        let rx = raw(&x);
+        // copy_strided: a transpose.
+        let perm = [2usize, 0, 1];
+        let src = strides(x.shape());
+        let view = Strided {
+            offset: 0,
+            strides: perm.iter().map(|&p| src[p]).collect(),
+        };
+        let out_shape: Vec<usize> = perm.iter().map(|&p| x.shape()[p]).collect();
+        let expected = x.transpose(Some(&perm)).unwrap();
+        let (s, v) = kernels::shape_and_views("t", &out_shape, &[&view]).unwrap();
+        let mut o = output(dtype, 24);
+        let op_ptr = o.as_mut_ptr() as *mut c_void;
+        k.launch(
+            &kernels::named("copy_strided", dtype),
+            2,
+            3,
+            |f: StridedKernel| unsafe { f(24, s, v[0], rx.as_ptr() as _, op_ptr) },
+        );
+        check(&format!("copy_strided {dtype}"), &expected, &o);
+
+        // take along the middle axis.
+        let idx = [2usize, 0, 2, 1];
+        let idx_t = on(Device::BINARY)
+            .from_vec(idx.iter().map(|&i| i as i64).collect::<Vec<_>>(), &[4])
+            .unwrap();
+        let expected = x.take(&idx_t, 1).unwrap();
+        let idx64: Vec<u64> = idx.iter().map(|&i| i as u64).collect();
+        let mut o = output(dtype, 32);
+        let op_ptr = o.as_mut_ptr() as *mut c_void;
+        k.launch(
+            &kernels::named("take", dtype),
+            2,
+            3,
+            |f: TakeKernel| unsafe { f(32, 3, 4, 4, idx64.as_ptr(), rx.as_ptr() as _, op_ptr) },
+        );
+        check(&format!("take {dtype}"), &expected, &o);
+
+        // concatenate along axis 1: [2,3,4] ++ [2,1,4].
+        let y = random(4, dtype, &[2, 1, 4]);
+        let ry = raw(&y);
+        let expected = Tensor::concatenate(&[x.clone(), y.clone()], 1).unwrap();
+        let mut o = output(dtype, 32);
+        let op_ptr = o.as_mut_ptr() as *mut c_void;
+        let out_row = 4 * 4;
+        for (part, raw_part, part_row, offset) in [(&x, &rx, 12u64, 0u64), (&y, &ry, 4, 12)] {
+            k.launch(
+                &kernels::named("place_rows", dtype),
+                2,
+                3,
+                |f: PlaceKernel| unsafe {
+                    f(
+                        part.size() as u64,
+                        part_row,
+                        out_row,
+                        offset,
+                        raw_part.as_ptr() as _,
+                        op_ptr,
+                    )
+                },
+            );
+        }
+        check(&format!("concatenate {dtype}"), &expected, &o);
+
+        // put_slice: a [2,2] block into [4,5] at [1,2] (scatter through a strided view).
+        let base = random(5, dtype, &[4, 5]);
+        let update = random(6, dtype, &[2, 2]);
+        let expected = base.put_slice(&[1, 2], &update).unwrap();
+        let mut o = raw(&base);
+        let op_ptr = o.as_mut_ptr() as *mut c_void;
+        let view = Strided {
+            offset: 5 + 2,
+            strides: vec![5, 1],
+        };
+        let (s, v) = kernels::shape_and_views("t", &[2, 2], &[&view]).unwrap();
+        let ru = raw(&update);
+        k.launch(
+            &kernels::named("scatter_strided", dtype),
+            2,
+            3,
+            |f: StridedKernel| unsafe { f(4, s, v[0], ru.as_ptr() as _, op_ptr) },
+        );
+        check(&format!("put_slice {dtype}"), &expected, &o);
+    }
+}
