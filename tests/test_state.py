@@ -58,6 +58,62 @@ def test_a_cell_that_returns_err_through_question_mark(session):
     assert_kept(kc)
 
 
+def test_a_question_mark_error_is_shown_once(session):
+    """evcxr prints a `?` error on stderr before the kernel knows it is the cell's error; the
+    message must appear as the error only, not also as stderr output."""
+    _, kc = session
+    reply, outputs = run_cell(kc, 'eprintln!("before the error");\nlet r: Result<i32, String> = Err("no such file: weights.npy".into());\nr?;')
+    content = error_of(reply, outputs)
+    assert "no such file: weights.npy" in content["evalue"], content
+    stderr = "".join(m["content"]["text"] for m in outputs if m["msg_type"] == "stream" and m["content"]["name"] == "stderr")
+    assert "before the error" in stderr, outputs
+    assert "weights.npy" not in stderr, stderr
+    assert_kept(kc)
+
+
+def assert_partial_line_shows_early(kc):
+    """`print!` without a newline, then a 3 s sleep: the text must arrive while the cell sleeps."""
+    code = 'print!("loading");\ntensorbook::sleep(std::time::Duration::from_millis(3000))?;\nprintln!(" done");'
+    msg_id = kc.execute(code)
+    start = time.monotonic()
+    seen = None
+    outputs = []
+    while True:
+        msg = kc.get_iopub_msg(timeout=TIMEOUT)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        outputs.append(msg)
+        if seen is None and "loading" in stdout_of(outputs):
+            seen = time.monotonic() - start
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            break
+    finished = time.monotonic() - start
+    assert seen is not None and stdout_of(outputs) == "loading done\n", outputs
+    assert seen < finished - 1.5, (seen, finished)
+
+
+def test_print_without_newline_shows_while_the_cell_runs(session):
+    _, kc = session
+    assert_partial_line_shows_early(kc)
+
+
+def test_vars_lists_tensor_dtype_shape_placement_and_bytes(session):
+    _, kc = session
+    reply, _ = run_cell(kc, "let grid = on(Device::host(0)).zeros(DType::F64, &[2, 5])?;\nlet count = 3usize;")
+    assert reply["content"]["status"] == "ok", reply["content"]
+    reply, outputs = run_cell(kc, ":vars")
+    assert reply["content"]["status"] == "ok", reply["content"]
+    text = stdout_of(outputs)
+    lines = {line.split()[0]: line for line in text.splitlines()[1:]}
+    assert "f64[2][5] on host:0, 80 bytes" in lines["grid"], text
+    assert "f32[4] on host:0, 16 bytes" in lines["kept"], text
+    assert "usize" in lines["count"] and "bytes" not in lines["count"], text
+    # Asked again without a cell in between: answered from what was described.
+    t = time.monotonic()
+    reply, outputs = run_cell(kc, ":vars")
+    assert stdout_of(outputs) == text and time.monotonic() - t < 1.0
+
+
 def interrupt_when_printed(km, kc, code, marker, timeout=TIMEOUT):
     """Runs `code`, interrupts once it printed `marker`; returns (reply, outputs, seconds from
     the interrupt to the reply)."""
@@ -98,12 +154,15 @@ def test_a_pure_cpu_loop_restarts_the_process_and_says_what_was_lost(session):
         km, kc, 'println!("spinning");\nlet mut i: u64 = 0;\nloop { i = std::hint::black_box(i.wrapping_add(1)); }', "spinning")
     content = error_of(reply, outputs)
     assert content["ename"] == "Interrupted", content
-    assert "variables lost: kept" in content["evalue"], content
+    lost = content["evalue"].partition("variables lost: ")[2].split(", ")
+    assert "kept" in lost, content
     print(f"CPU loop ended {elapsed * 1e3:.0f} ms after the interrupt")
     # The kernel keeps serving; what it owns (default client, imports) is still there.
     reply, outputs = run_cell(kc, ":client")
     assert "host:0" in stdout_of(outputs)
     reply, outputs = run_cell(kc, "let mut m: BTreeMap<u8, u8> = BTreeMap::new(); m.insert(1, 2); let again = Tensor::iota(DType::F32, &[2], None)?; again")
     assert reply["content"]["status"] == "ok", reply["content"]
+    # The new process flushes unfinished lines too.
+    assert_partial_line_shows_early(kc)
     text = [m for m in outputs if m["msg_type"] == "execute_result"][0]["content"]["data"]["text/plain"]
     assert "Backend<host:0>" in text

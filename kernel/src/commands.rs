@@ -1,5 +1,6 @@
-//! Session commands the kernel answers itself, without compiling: `:client`, `:clients`,
-//! `:vars`, `:help`. Other `:` commands (`:dep`, `:opt`, ...) go to evcxr.
+//! Session commands the kernel answers itself: `:client`, `:clients`, `:help` without compiling;
+//! `:vars` compiles one small hidden cell when tensors need describing (see
+//! `engine::describe`). Other `:` commands (`:dep`, `:opt`, ...) go to evcxr.
 
 use tensorbook::{default_device, set_default_client, set_default_device, Client, Device};
 
@@ -27,12 +28,14 @@ pub async fn run(cell: &str, engine: &Engine) -> Option<CommandResult> {
     })
 }
 
-const HELP: &str = "tensorbook session commands (answered by the kernel, no compilation):
+const HELP: &str = "tensorbook session commands (answered by the kernel, no compilation but :vars):
   :client                 show the session default client and device
   :client auto|host|cuda|binary|host:1
                           set it (auto = first available of cuda, host); existing tensors stay put
   :clients                list clients, their devices and why any is unavailable
-  :vars                   list variables and their types
+  :vars                   list variables, their types, and each tensor's dtype, shape,
+                          placement and bytes (tensors are described by one small hidden
+                          cell, so the first :vars after a cell takes a compile)
   :help                   this list
 evcxr commands also work, e.g. :dep NAME = \"VERSION\", :opt LEVEL, :timing, :explain";
 
@@ -54,15 +57,27 @@ fn client(arg: &str) -> CommandResult {
 }
 
 async fn vars(engine: &Engine) -> String {
-    let mut vars = engine.vars().await;
+    let vars = engine.vars().await;
     if vars.is_empty() {
         return "no variables yet".into();
     }
-    vars.sort();
-    let width = vars.iter().map(|(n, _)| n.len()).max().unwrap_or(4).max(4);
-    let mut out = format!("{:<width$}  type\n", "name");
-    for (name, ty) in vars {
-        out.push_str(&format!("{name:<width$}  {ty}\n"));
+    let width = vars.iter().map(|v| v.name.len()).max().unwrap_or(4).max(4);
+    let type_width = vars.iter().map(|v| v.ty.len()).max().unwrap_or(4).max(4);
+    let any_tensor = vars.iter().any(|v| v.tensor.is_some());
+    let mut out = format!("{:<width$}  {:<type_width$}", "name", "type");
+    if any_tensor {
+        out.push_str("  tensor");
+    }
+    out.push('\n');
+    for v in vars {
+        let line = format!(
+            "{:<width$}  {:<type_width$}  {}",
+            v.name,
+            v.ty,
+            v.tensor.unwrap_or_default()
+        );
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
     out.trim_end().to_string()
 }

@@ -11,7 +11,9 @@ use std::thread;
 use tokio::sync::oneshot;
 
 use crate::build_cache::{self, Fill, SessionDir};
-use crate::evaluation_process::{GRACE, INTERRUPT_EXIT_STATUS, USER_ERROR_MARKER};
+use crate::evaluation_process::{
+    GRACE, INTERRUPT_EXIT_STATUS, PARTIAL_LINE_MARKER, USER_ERROR_MARKER,
+};
 
 /// Which output stream a line came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,7 +80,7 @@ enum Request {
         usize,
         oneshot::Sender<Result<(String, String), String>>,
     ),
-    Vars(oneshot::Sender<Vec<(String, String)>>),
+    Vars(oneshot::Sender<Vec<Variable>>),
 }
 
 /// Handle to the evaluation thread.
@@ -104,9 +106,12 @@ pub fn runtime_dir() -> PathBuf {
 
 /// Code run before the first cell: build settings, the runtime as a dependency, and its names
 /// in scope.
+/// Started with every evaluation process: `print!` without a newline shows while a cell runs.
+const OUTPUT_FLUSHER: &str = "tensorbook::keep_output_flowing();";
+
 pub fn prelude() -> String {
     format!(
-        ":opt {}\n:linker {}\n:dep tensorbook = {{ path = {:?} }}\nuse tensorbook::{{clear_output, display, on, Client, DType, Device, Html, Leftover, Serving, Svg, Tensor}};",
+        ":opt {}\n:linker {}\n:dep tensorbook = {{ path = {:?} }}\nuse tensorbook::{{clear_output, display, on, Client, DType, Device, Html, Leftover, Serving, Svg, Tensor}};\n{OUTPUT_FLUSHER}",
         build_cache::CELL_OPT_LEVEL,
         build_cache::linker(),
         runtime_dir().to_string_lossy()
@@ -213,8 +218,8 @@ impl Engine {
             .unwrap_or_else(|_| Err("the evaluation engine stopped".into()))
     }
 
-    /// Variables defined so far, with their types.
-    pub async fn vars(&self) -> Vec<(String, String)> {
+    /// Variables defined so far, with their types (and, for tensors, what they hold).
+    pub async fn vars(&self) -> Vec<Variable> {
         self.ask(Request::Vars).await.unwrap_or_default()
     }
 
@@ -371,6 +376,41 @@ struct CellReport {
     user_error: Option<Vec<String>>,
     /// The user's stderr lines of this cell, kept for `user_error` (bounded).
     stderr: Vec<String>,
+    /// What `tensorbook::notebook::describe_variables` printed (JSON), for `:vars`.
+    variables: Option<String>,
+}
+
+/// A variable of the session, as `:vars` lists it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Variable {
+    /// Its name.
+    pub name: String,
+    /// Its Rust type, as evcxr infers it.
+    pub ty: String,
+    /// For a tensor: `f32[2][3] on host:0, 24 bytes` (or why it is unknown).
+    pub tensor: Option<String>,
+}
+
+fn is_tensor_type(ty: &str) -> bool {
+    ty == "Tensor" || ty.ends_with("::Tensor")
+}
+
+/// `f32[2][3] on host:0, 24 bytes` from one entry of `describe_variables`' JSON.
+fn tensor_summary(entry: &serde_json::Value) -> String {
+    let dims: String = entry["shape"]
+        .as_array()
+        .map(|a| a.iter().map(|d| format!("[{d}]")).collect())
+        .unwrap_or_default();
+    let mut text = format!(
+        "{}{dims} on {}, {} bytes",
+        entry["dtype"].as_str().unwrap_or("?"),
+        entry["device"].as_str().unwrap_or("?"),
+        entry["bytes"]
+    );
+    if entry["deallocated"].as_bool() == Some(true) {
+        text.push_str(" (deallocated)");
+    }
+    text
 }
 
 #[derive(Default)]
@@ -438,6 +478,25 @@ impl StderrFilter {
     }
 }
 
+/// Passes a stdout line on, except the kernel's own `:vars` description.
+fn stdout_line(line: String, report: &Mutex<CellReport>, sink: &OutputSink) {
+    match line.strip_prefix(tensorbook::notebook::VARIABLES_MARKER) {
+        Some(json) => {
+            report.lock().unwrap_or_else(|e| e.into_inner()).variables = Some(json.to_string());
+        }
+        None => sink(Stream::Stdout, stdout_text(line)),
+    }
+}
+
+/// The text a stdout line stands for: an unfinished line (see [`PARTIAL_LINE_MARKER`]) goes
+/// out as it is, so `print!("loading...")` shows before its newline.
+fn stdout_text(line: String) -> String {
+    match line.strip_prefix(PARTIAL_LINE_MARKER) {
+        Some(partial) => partial.to_string(),
+        None => format!("{line}\n"),
+    }
+}
+
 /// Forwards the evaluation process's output to the sink as it arrives. A flush request
 /// (sent when a cell finishes) drains what is still queued — stderr arrives on its own thread
 /// in evcxr, so a short quiet period is awaited — and is acknowledged only after everything was
@@ -450,20 +509,16 @@ fn forward(
     report: Arc<Mutex<CellReport>>,
 ) {
     thread::spawn(move || {
-        let mut filter = StderrFilter::default();
-        let mut err_line = |line: String| {
-            if let Some(line) = filter.line(line, &report) {
-                sink(Stream::Stderr, format!("{line}\n"));
-            }
-        };
+        let mut err = HeldStderr::default();
         loop {
+            err.release_if_old(&sink);
             crossbeam_channel::select! {
                 recv(stdout) -> line => match line {
-                    Ok(line) => sink(Stream::Stdout, format!("{line}\n")),
+                    Ok(line) => stdout_line(line, &report, &sink),
                     Err(_) => return,
                 },
                 recv(stderr) -> line => match line {
-                    Ok(line) => err_line(line),
+                    Ok(line) => err.push(line, &report, &sink),
                     Err(_) => return,
                 },
                 recv(flush) -> ack => {
@@ -472,11 +527,11 @@ fn forward(
                     while quiet < 3 {
                         let mut any = false;
                         while let Ok(line) = stdout.try_recv() {
-                            sink(Stream::Stdout, format!("{line}\n"));
+                            stdout_line(line, &report, &sink);
                             any = true;
                         }
                         while let Ok(line) = stderr.try_recv() {
-                            err_line(line);
+                            err.push(line, &report, &sink);
                             any = true;
                         }
                         if any {
@@ -486,11 +541,117 @@ fn forward(
                             thread::sleep(std::time::Duration::from_millis(3));
                         }
                     }
+                    err.release(&sink);
                     let _ = ack.send(());
                 }
+                default(HeldStderr::WAIT) => {}
             }
         }
     });
+}
+
+/// The user's stderr on its way to the frontend, one line behind: evcxr prints a `?` error on
+/// stderr just before its marker, and that line becomes the cell's error instead of being shown
+/// twice (once as output, once as the error). A held line goes out after [`HeldStderr::WAIT`]
+/// or with the next line.
+#[derive(Default)]
+struct HeldStderr {
+    filter: StderrFilter,
+    held: Option<(String, std::time::Instant)>,
+}
+
+impl HeldStderr {
+    const WAIT: std::time::Duration = std::time::Duration::from_millis(20);
+
+    fn push(&mut self, line: String, report: &Mutex<CellReport>, sink: &OutputSink) {
+        let is_marker = line == USER_ERROR_MARKER;
+        let shown = self.filter.line(line, report);
+        if is_marker {
+            // The held line is the error's message: it is reported as the error.
+            self.held = None;
+            return;
+        }
+        if let Some(text) = shown {
+            self.release(sink);
+            self.held = Some((text, std::time::Instant::now()));
+        }
+    }
+
+    fn release_if_old(&mut self, sink: &OutputSink) {
+        if matches!(&self.held, Some((_, at)) if at.elapsed() >= Self::WAIT) {
+            self.release(sink);
+        }
+    }
+
+    fn release(&mut self, sink: &OutputSink) {
+        if let Some((text, _)) = self.held.take() {
+            sink(Stream::Stderr, format!("{text}\n"));
+        }
+    }
+}
+
+/// The session's variables for `:vars`. Tensors are described by the evaluation process (one
+/// small hidden cell: their dtype, shape and placement exist only there); the answer is kept
+/// until the next cell runs, so repeated `:vars` cost nothing.
+fn describe(
+    ctx: &mut evcxr::CommandContext,
+    report: &Mutex<CellReport>,
+    flush: &dyn Fn(),
+    described: &mut Option<(u64, Vec<Variable>)>,
+    cells_run: u64,
+) -> Vec<Variable> {
+    if let Some((at, vars)) = described.as_ref() {
+        if *at == cells_run {
+            return vars.clone();
+        }
+    }
+    let mut vars: Vec<Variable> = ctx
+        .variables_and_types()
+        .map(|(name, ty)| Variable {
+            name: name.to_string(),
+            ty: ty.to_string(),
+            tensor: None,
+        })
+        .collect();
+    vars.sort();
+    let tensors: Vec<&str> = vars
+        .iter()
+        .filter(|v| is_tensor_type(&v.ty))
+        .map(|v| v.name.as_str())
+        .collect();
+    if tensors.is_empty() {
+        return vars;
+    }
+    let args: Vec<String> = tensors.iter().map(|n| format!("({n:?}, &{n})")).collect();
+    let code = format!(
+        "tensorbook::notebook::describe_variables(&[{}]);",
+        args.join(", ")
+    );
+    report.lock().unwrap_or_else(|e| e.into_inner()).variables = None;
+    let ran = ctx.execute(&code);
+    flush();
+    let json = report
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .variables
+        .take();
+    let entries: Vec<serde_json::Value> = match (ran, json) {
+        (Ok(_), Some(json)) => serde_json::from_str(&json).unwrap_or_default(),
+        (Err(e), _) => {
+            log_line(&format!(":vars could not describe the tensors: {e}"));
+            Vec::new()
+        }
+        (Ok(_), None) => Vec::new(),
+    };
+    for var in vars.iter_mut().filter(|v| is_tensor_type(&v.ty)) {
+        let entry = entries.iter().find(|e| e["name"] == var.name.as_str());
+        var.tensor = Some(match entry {
+            Some(entry) => tensor_summary(entry),
+            None => "(could not be described)".into(),
+        });
+    }
+    *described = Some((cells_run, vars.clone()));
+    vars
 }
 
 /// Byte offsets where evcxr's completion range lies, clamped to char boundaries of `code`.
@@ -567,9 +728,13 @@ fn run(
         }
     };
     *child_slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(ctx.process_handle());
+    // Tensor descriptions for `:vars`, valid until the next cell runs.
+    let mut described: Option<(u64, Vec<Variable>)> = None;
+    let mut cells_run: u64 = 0;
     for request in rx {
         match request {
             Request::Execute(code, input, tx) => {
+                cells_run += 1;
                 *report.lock().unwrap_or_else(|e| e.into_inner()) = CellReport::default();
                 let before: Vec<String> = ctx
                     .variables_and_types()
@@ -584,6 +749,7 @@ fn run(
                 };
                 let result = ctx.execute_with_callbacks(&code, &mut callbacks);
                 busy.store(false, Ordering::SeqCst);
+                let mut restarted = false;
                 let result = result
                     .map(|out| {
                         let mut data: CellData = out.content_by_mime_type.into_iter().collect();
@@ -598,10 +764,18 @@ fn run(
                     .map_err(|e| {
                         let mut error = cell_error(e);
                         if error.ename == "EvaluationProcessTerminated" {
+                            restarted = true;
                             explain_restart(&mut error, &before);
                         }
                         error
                     });
+                if restarted {
+                    // The new process needs its output flusher again (the prelude's `use`s and
+                    // `:dep`s are kept by evcxr itself).
+                    if let Err(e) = ctx.execute(OUTPUT_FLUSHER) {
+                        log_line(&format!("output flusher not restarted: {e}"));
+                    }
+                }
                 // evcxr may have restarted its process: keep interrupt pointed at the live one.
                 *child_slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(ctx.process_handle());
                 flush();
@@ -637,10 +811,7 @@ fn run(
                 );
             }
             Request::Vars(tx) => {
-                let vars = ctx
-                    .variables_and_types()
-                    .map(|(n, t)| (n.to_string(), t.to_string()))
-                    .collect();
+                let vars = describe(&mut ctx, &report, &flush, &mut described, cells_run);
                 let _ = tx.send(vars);
             }
         }

@@ -181,13 +181,71 @@ fn route_stdout(state: &'static CellState) -> std::io::Result<()> {
     let (reader, writer) = std::io::pipe()?;
     let stdout = replace_descriptor(1, &writer)?;
     drop(writer);
-    relay("stdout-relay", reader, stdout, move |line| {
-        if line == EVCXR_USER_ERROR {
-            // stderr before stdout: the kernel sees the marker before the cell ends.
-            eprintln!("{USER_ERROR_MARKER}");
-        } else if line == EVCXR_EXECUTION_COMPLETE {
-            state.flag.store(false, Ordering::SeqCst);
-            state.completed.fetch_add(1, Ordering::SeqCst);
+    std::thread::Builder::new()
+        .name("stdout-relay".into())
+        .spawn(move || {
+            relay_stdout(reader, stdout, move |line| {
+                if line == EVCXR_USER_ERROR {
+                    // stderr before stdout: the kernel sees the marker before the cell ends.
+                    eprintln!("{USER_ERROR_MARKER}");
+                } else if line == EVCXR_EXECUTION_COMPLETE {
+                    state.flag.store(false, Ordering::SeqCst);
+                    state.completed.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+        })?;
+    Ok(())
+}
+
+/// Marks a line that is the start of an unfinished output line (`print!` without a newline):
+/// evcxr passes stdout on line by line, so the text travels as a line of its own and the
+/// kernel shows it without a newline.
+pub const PARTIAL_LINE_MARKER: &str = "\u{1b}[tensorbook:partial]";
+
+/// How long an unfinished line waits for its newline before it is passed on anyway.
+const PARTIAL_LINE_WAIT: Duration = Duration::from_millis(50);
+
+/// Copies stdout line by line like [`relay`], and passes on the start of a line that stays
+/// unfinished for [`PARTIAL_LINE_WAIT`] as a [`PARTIAL_LINE_MARKER`] line.
+fn relay_stdout(from: std::io::PipeReader, mut to: File, watch: impl Fn(&[u8])) {
+    use std::io::Read;
+    let mut from = from;
+    let mut pending: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        if !pending.is_empty() && !readable(&from, PARTIAL_LINE_WAIT) {
+            let mut line = PARTIAL_LINE_MARKER.as_bytes().to_vec();
+            line.append(&mut pending);
+            line.push(b'\n');
+            if to.write_all(&line).and_then(|_| to.flush()).is_err() {
+                return;
+            }
+            continue;
         }
-    })
+        let n = match from.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        pending.extend_from_slice(&chunk[..n]);
+        while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=end).collect();
+            watch(&line[..line.len() - 1]);
+            if to.write_all(&line).and_then(|_| to.flush()).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Waits up to `timeout` for data (or the end) on `fd`.
+fn readable(fd: &impl AsRawFd, timeout: Duration) -> bool {
+    let mut poll = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for a descriptor this process owns.
+    let ready = unsafe { libc::poll(&mut poll, 1, timeout.as_millis() as libc::c_int) };
+    // An interrupted poll (SIGINT) counts as quiet: at worst a partial line goes out early.
+    ready > 0
 }

@@ -49,7 +49,8 @@ pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use interrupt::sleep;
 pub use notebook::{
-    clear_output, display, input, input_password, DisplayHandle, Displayable, Html, Svg,
+    clear_output, display, input, input_password, keep_output_flowing, DisplayHandle, Displayable,
+    Html, Svg,
 };
 pub use ops::{Leftover, Operand};
 pub use serving::Serving;

@@ -199,6 +199,56 @@ fn io_error(what: &str, e: std::io::Error) -> crate::Error {
     }
 }
 
+/// The environment variable that says the output flusher already runs in this process (each
+/// notebook cell has its own copy of the runtime's statics; the environment is shared).
+const FLUSHER_ENV: &str = "TENSORBOOK_OUTPUT_FLUSHER";
+
+/// How often buffered stdout is pushed out.
+const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Starts (once per process) a thread that flushes stdout every 50 ms, so that `print!`
+/// without a newline shows while the cell still runs, as in a Python notebook. Rust's stdout
+/// holds an unfinished line until its newline; the kernel starts this with the session.
+pub fn keep_output_flowing() {
+    if std::env::var_os(FLUSHER_ENV).is_some() {
+        return;
+    }
+    std::env::set_var(FLUSHER_ENV, "1");
+    let started = std::thread::Builder::new()
+        .name("tensorbook-output-flusher".into())
+        .spawn(|| loop {
+            std::thread::sleep(FLUSH_EVERY);
+            let _ = std::io::stdout().flush();
+        });
+    if started.is_err() {
+        std::env::remove_var(FLUSHER_ENV);
+    }
+}
+
+/// The start of the line [`describe_variables`] prints; the kernel takes it out of the output.
+#[doc(hidden)]
+pub const VARIABLES_MARKER: &str = "\u{1b}[tensorbook:variables]";
+
+/// For the kernel's `:vars`: prints one marker line with the dtype, shape, placement and bytes
+/// of each named tensor, as JSON.
+#[doc(hidden)]
+pub fn describe_variables(tensors: &[(&str, &Tensor)]) {
+    let list: Vec<serde_json::Value> = tensors
+        .iter()
+        .map(|(name, t)| {
+            serde_json::json!({
+                "name": name,
+                "dtype": t.dtype().to_string(),
+                "shape": t.shape(),
+                "device": t.device().to_string(),
+                "bytes": t.byte_size(),
+                "deallocated": t.is_deallocated(),
+            })
+        })
+        .collect();
+    println!("{VARIABLES_MARKER}{}", serde_json::Value::Array(list));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
