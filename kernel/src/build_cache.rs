@@ -74,15 +74,24 @@ pub fn toolchain_library_dir() -> Option<PathBuf> {
         .args(["--print", "sysroot"])
         .output()
         .ok()?;
-    let version = Command::new("rustc").arg("-vV").output().ok()?;
     let sysroot = PathBuf::from(String::from_utf8(sysroot.stdout).ok()?.trim());
-    let version = String::from_utf8(version.stdout).ok()?;
-    let host = version
+    let host = rustc_version()?
         .lines()
         .find_map(|l| l.strip_prefix("host: "))?
         .trim();
     let dir = sysroot.join("lib").join("rustlib").join(host).join("lib");
     dir.is_dir().then_some(dir)
+}
+
+/// `rustc -vV`, asked once per kernel (both the cache key and the library path need it).
+fn rustc_version() -> Option<&'static str> {
+    static VERSION: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    VERSION
+        .get_or_init(|| {
+            let out = Command::new("rustc").arg("-vV").output().ok()?;
+            String::from_utf8(out.stdout).ok()
+        })
+        .as_deref()
 }
 
 /// `LD_LIBRARY_PATH` with `dir` in front of what the environment already has.
@@ -263,8 +272,8 @@ pub fn key(runtime: &Path, prelude: &str) -> String {
     hasher.update(CELL_OPT_LEVEL.as_bytes());
     hasher.update(linker().as_bytes());
     hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
-    if let Ok(out) = Command::new("rustc").arg("-vV").output() {
-        hasher.update(&out.stdout);
+    if let Some(version) = rustc_version() {
+        hasher.update(version.as_bytes());
     }
     let mut files = Vec::new();
     collect_files(runtime, &mut files);
