@@ -166,3 +166,15 @@ def test_a_pure_cpu_loop_restarts_the_process_and_says_what_was_lost(session):
     assert_partial_line_shows_early(kc)
     text = [m for m in outputs if m["msg_type"] == "execute_result"][0]["content"]["data"]["text/plain"]
     assert "Backend<host:0>" in text
+
+
+def test_cells_share_one_runtime(session):
+    """Cells link the runtime from one shared library, so a setting made by one cell (a static
+    in the runtime) is seen by the next; with the runtime linked into every cell it was not."""
+    _, kc = session
+    reply, _ = run_cell(kc, "let before = tensorbook::print_limit();\ntensorbook::set_print_limit(3);")
+    assert reply["content"]["status"] == "ok", reply["content"]
+    reply, outputs = run_cell(kc, "let seen = tensorbook::print_limit();\ntensorbook::set_print_limit(before);\nseen")
+    assert reply["content"]["status"] == "ok", reply["content"]
+    text = [m for m in outputs if m["msg_type"] == "execute_result"][0]["content"]["data"]["text/plain"]
+    assert text.strip() == "3", text

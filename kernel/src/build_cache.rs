@@ -75,11 +75,11 @@ pub fn toolchain_library_dir() -> Option<PathBuf> {
         .output()
         .ok()?;
     let sysroot = PathBuf::from(String::from_utf8(sysroot.stdout).ok()?.trim());
-    let host = rustc_version()?
-        .lines()
-        .find_map(|l| l.strip_prefix("host: "))?
-        .trim();
-    let dir = sysroot.join("lib").join("rustlib").join(host).join("lib");
+    let dir = sysroot
+        .join("lib")
+        .join("rustlib")
+        .join(host_triple()?)
+        .join("lib");
     dir.is_dir().then_some(dir)
 }
 
@@ -94,19 +94,28 @@ fn rustc_version() -> Option<&'static str> {
         .as_deref()
 }
 
-/// `LD_LIBRARY_PATH` with `dir` in front of what the environment already has.
-pub fn library_path_with(dir: &Path) -> std::ffi::OsString {
-    let mut dirs = vec![dir.to_path_buf()];
+/// The host's target triple; evcxr builds cells with `--target` set to it.
+fn host_triple() -> Option<&'static str> {
+    rustc_version()?
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .map(str::trim)
+}
+
+/// `LD_LIBRARY_PATH` with `front` ahead of what the environment already has.
+pub fn library_path_with(front: &[PathBuf]) -> std::ffi::OsString {
+    let mut dirs = front.to_vec();
     if let Some(existing) = std::env::var_os("LD_LIBRARY_PATH") {
-        dirs.extend(std::env::split_paths(&existing).filter(|d| d != dir));
+        dirs.extend(std::env::split_paths(&existing).filter(|d| !front.contains(d)));
     }
-    std::env::join_paths(dirs).unwrap_or_else(|_| dir.as_os_str().to_owned())
+    std::env::join_paths(dirs).unwrap_or_default()
 }
 
 /// A session's crate directory, removed when the kernel exits.
 pub struct SessionDir {
     dir: tempfile::TempDir,
-    evcxr_root: PathBuf,
+    /// The cache's evcxr directory; `None` for a private session that shares nothing.
+    evcxr_root: Option<PathBuf>,
     key: String,
 }
 
@@ -117,6 +126,8 @@ pub enum Fill {
     /// No template yet: this session builds it and must [`SessionDir::publish`] it; the lock
     /// keeps other sessions waiting for it instead of building the same thing at once.
     Build(File),
+    /// A private session: it builds the runtime for itself alone.
+    Alone,
 }
 
 impl SessionDir {
@@ -144,9 +155,35 @@ impl SessionDir {
             .tempdir_in(&evcxr_root)?;
         Ok(SessionDir {
             dir,
-            evcxr_root,
+            evcxr_root: Some(evcxr_root),
             key,
         })
+    }
+
+    /// A session directory in the system's temporary directory, for when the cache cannot be
+    /// used: the session builds the runtime itself (minutes) and shares nothing.
+    pub fn private() -> io::Result<SessionDir> {
+        let dir = tempfile::Builder::new()
+            .prefix("tensorbook-session-")
+            .tempdir()?;
+        Ok(SessionDir {
+            dir,
+            evcxr_root: None,
+            key: String::new(),
+        })
+    }
+
+    /// Where the cells' shared libraries and the runtime's (`libtensorbook_dylib.so`) are
+    /// built. Cells are loaded from one directory above, so the runtime must be found through
+    /// the evaluation process's library path.
+    pub fn library_dir(&self) -> Option<PathBuf> {
+        Some(
+            self.path()
+                .join("target")
+                .join(host_triple()?)
+                .join("debug")
+                .join("deps"),
+        )
     }
 
     /// Removes the session's directory now. The evaluation thread still holds this value when
@@ -160,21 +197,24 @@ impl SessionDir {
         self.dir.path()
     }
 
-    fn template(&self) -> PathBuf {
-        self.evcxr_root.join(format!("template-{}", self.key))
+    fn template(evcxr_root: &Path, key: &str) -> PathBuf {
+        evcxr_root.join(format!("template-{key}"))
     }
 
     /// Removes the directories of kernels that are gone, then copies the template in or claims
     /// the right to build it. Blocks while another session builds it.
     pub fn fill(&self) -> io::Result<Fill> {
+        let Some(evcxr_root) = &self.evcxr_root else {
+            return Ok(Fill::Alone);
+        };
         // Here, off the start-up path: removing a dead session's directory takes a while.
-        remove_orphans(&self.evcxr_root);
-        let template = self.template();
+        remove_orphans(evcxr_root);
+        let template = Self::template(evcxr_root, &self.key);
         if template.join(READY).exists() {
             copy_tree(&template, self.path())?;
             return Ok(Fill::FromTemplate);
         }
-        let lock = File::create(self.evcxr_root.join(format!("template-{}.lock", self.key)))?;
+        let lock = File::create(evcxr_root.join(format!("template-{}.lock", self.key)))?;
         lock.lock()?;
         if template.join(READY).exists() {
             drop(lock);
@@ -187,10 +227,11 @@ impl SessionDir {
     /// Publishes this session's directory (the runtime just built) as the template, and
     /// removes templates of other keys (older runtimes or toolchains).
     pub fn publish(&self, lock: File) -> io::Result<()> {
-        let template = self.template();
-        let partial = self
-            .evcxr_root
-            .join(format!(".partial-{}-{}", self.key, std::process::id()));
+        let Some(evcxr_root) = &self.evcxr_root else {
+            return Ok(());
+        };
+        let template = Self::template(evcxr_root, &self.key);
+        let partial = evcxr_root.join(format!(".partial-{}-{}", self.key, std::process::id()));
         let _ = fs::remove_dir_all(&partial);
         fs::create_dir_all(&partial)?;
         copy_tree(self.path(), &partial)?;
@@ -198,7 +239,7 @@ impl SessionDir {
         let _ = fs::remove_dir_all(&template);
         fs::rename(&partial, &template)?;
         drop(lock);
-        if let Ok(entries) = fs::read_dir(&self.evcxr_root) {
+        if let Ok(entries) = fs::read_dir(evcxr_root) {
             for entry in entries.flatten() {
                 let name = entry.file_name().to_string_lossy().into_owned();
                 let stale = name.starts_with("template-")
@@ -328,7 +369,7 @@ mod tests {
             name.starts_with("libstd-") && name.ends_with(".so")
         });
         assert!(has_std, "no libstd-*.so in {}", dir.display());
-        let path = library_path_with(&dir);
+        let path = library_path_with(std::slice::from_ref(&dir));
         assert_eq!(std::env::split_paths(&path).next(), Some(dir));
     }
 

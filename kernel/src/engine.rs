@@ -104,17 +104,20 @@ pub fn runtime_dir() -> PathBuf {
     path.canonicalize().unwrap_or(path)
 }
 
-/// Code run before the first cell: build settings, the runtime as a dependency, and its names
-/// in scope.
 /// Started with every evaluation process: `print!` without a newline shows while a cell runs.
 const OUTPUT_FLUSHER: &str = "tensorbook::keep_output_flowing();";
 
+/// Code run before the first cell: build settings, the runtime as a dependency, and its names
+/// in scope. Cells name the runtime as `tensorbook` but link it from `tensorbook_dylib` (see that crate):
+/// the `use ... as _` item is kept by evcxr in every cell.
 pub fn prelude() -> String {
+    let runtime = runtime_dir();
     format!(
-        ":opt {}\n:linker {}\n:dep tensorbook = {{ path = {:?} }}\nuse tensorbook::{{clear_output, display, on, Client, DType, Device, Html, Leftover, Serving, Svg, Tensor}};\n{OUTPUT_FLUSHER}",
+        ":opt {}\n:linker {}\n:dep tensorbook = {{ path = {:?} }}\n:dep tensorbook-dylib = {{ path = {:?} }}\nuse tensorbook_dylib as _;\nuse tensorbook::{{clear_output, display, on, Client, DType, Device, Html, Leftover, Serving, Svg, Tensor}};\n{OUTPUT_FLUSHER}",
         build_cache::CELL_OPT_LEVEL,
         build_cache::linker(),
-        runtime_dir().to_string_lossy()
+        runtime.to_string_lossy(),
+        runtime.join("dylib").to_string_lossy(),
     )
 }
 
@@ -672,7 +675,7 @@ fn run(
 ) {
     // A session that finds the shared build copies it; the first one builds it (below).
     let claim = cache.as_ref().and_then(|dir| match dir.fill() {
-        Ok(Fill::FromTemplate) => None,
+        Ok(Fill::FromTemplate | Fill::Alone) => None,
         Ok(Fill::Build(lock)) => Some(lock),
         Err(e) => {
             log_line(&format!(

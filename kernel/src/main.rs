@@ -201,30 +201,35 @@ fn kernel(action: KernelAction) -> Result<(), String> {
 }
 
 /// The session's evcxr crate directory inside the shared build cache. evcxr reads its location
-/// from `EVCXR_TMPDIR`, and its evaluation process inherits `LD_LIBRARY_PATH` (see
-/// [`build_cache::toolchain_library_dir`]); both are set here, before any thread exists.
-/// Without a usable cache directory the session still works, in a private temporary
-/// directory, only slower.
+/// from `EVCXR_TMPDIR`, and its evaluation process inherits `LD_LIBRARY_PATH`: the toolchain's
+/// library directory (see [`build_cache::toolchain_library_dir`]) and the one holding the
+/// runtime's shared library (see [`build_cache::SessionDir::library_dir`]). Both are set here,
+/// before any thread exists. Without a usable cache directory the session still works, in a
+/// private temporary directory, only slower.
 fn prepare_session_dir() -> Option<std::sync::Arc<build_cache::SessionDir>> {
-    if cfg!(target_os = "linux") {
-        if let Some(dir) = build_cache::toolchain_library_dir() {
-            std::env::set_var("LD_LIBRARY_PATH", build_cache::library_path_with(&dir));
-        }
-    }
     let key = build_cache::key(&engine::runtime_dir(), &engine::prelude());
-    match build_cache::SessionDir::create(key) {
-        Ok(dir) => {
-            std::env::set_var("EVCXR_TMPDIR", dir.path());
-            Some(std::sync::Arc::new(dir))
-        }
-        Err(e) => {
+    let dir = build_cache::SessionDir::create(key)
+        .or_else(|e| {
             eprintln!(
                 "[tensorbook] build cache {} unusable ({e}); this session builds the runtime itself",
                 build_cache::root().display()
             );
-            None
-        }
+            build_cache::SessionDir::private()
+        })
+        .map_err(|e| eprintln!("[tensorbook] no session directory: {e}"))
+        .ok()?;
+    std::env::set_var("EVCXR_TMPDIR", dir.path());
+    if cfg!(target_os = "linux") {
+        let libraries: Vec<_> = build_cache::toolchain_library_dir()
+            .into_iter()
+            .chain(dir.library_dir())
+            .collect();
+        std::env::set_var(
+            "LD_LIBRARY_PATH",
+            build_cache::library_path_with(&libraries),
+        );
     }
+    Some(std::sync::Arc::new(dir))
 }
 
 fn data(action: DataAction) -> Result<(), String> {
