@@ -108,8 +108,8 @@ pub fn runtime_dir() -> PathBuf {
 const OUTPUT_FLUSHER: &str = "tensorbook::keep_output_flowing();";
 
 /// Code run before the first cell: build settings, the runtime as a dependency, and its names
-/// in scope. Cells name the runtime as `tensorbook` but link it from `tensorbook_dylib` (see that crate):
-/// the `use ... as _` item is kept by evcxr in every cell.
+/// in scope. Cells name the runtime as `tensorbook` but link it from `tensorbook_dylib` (see
+/// that crate): evcxr keeps the `use ... as _` item in every cell.
 pub fn prelude() -> String {
     let runtime = runtime_dir();
     format!(
