@@ -179,3 +179,49 @@ fn integer_edge_cases_do_not_panic() {
     let u = host().from_vec(vec![250u8], &[1]).unwrap();
     assert_eq!(u.add(10).unwrap().to_vec::<u8>().unwrap(), vec![4]);
 }
+
+/// Mean and standard deviation of a tensor's elements.
+fn moments(t: &Tensor) -> (f64, f64) {
+    let v = t.to_f64_vec().unwrap();
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+    (mean, var.sqrt())
+}
+
+/// 200,000 draws: the sample moments of a correct generator are within 0.01 of the true ones
+/// with overwhelming probability (standard error about 0.002), and the seed fixes the values.
+#[test]
+fn random_values_have_the_asked_distribution_and_follow_the_seed() {
+    let n = 200_000;
+    let normal = host().random_normal(7, DType::F64, &[n], 3.0, 2.0).unwrap();
+    let (mean, std) = moments(&normal);
+    assert!(
+        (mean - 3.0).abs() < 0.02 && (std - 2.0).abs() < 0.02,
+        "{mean} {std}"
+    );
+    let uniform = host()
+        .random_uniform(7, DType::F64, &[n], -1.0, 3.0)
+        .unwrap();
+    let (mean, std) = moments(&uniform);
+    // Uniform on [a, b): mean (a + b) / 2, standard deviation (b - a) / sqrt(12).
+    assert!(
+        (mean - 1.0).abs() < 0.02 && (std - 4.0 / 12f64.sqrt()).abs() < 0.02,
+        "{mean} {std}"
+    );
+    let v = uniform.to_f64_vec().unwrap();
+    assert!(v.iter().all(|x| (-1.0..3.0).contains(x)));
+    let digits = host()
+        .random_uniform(8, DType::U8, &[n], 0.0, 10.0)
+        .unwrap()
+        .to_vec::<u8>()
+        .unwrap();
+    for d in 0..10u8 {
+        let share = digits.iter().filter(|&&x| x == d).count() as f64 / n as f64;
+        assert!((share - 0.1).abs() < 0.005, "digit {d}: {share}");
+    }
+    let again = host().random_normal(7, DType::F64, &[n], 3.0, 2.0).unwrap();
+    assert_eq!(again.to_bytes().unwrap(), normal.to_bytes().unwrap());
+    let other = host().random_normal(8, DType::F64, &[n], 3.0, 2.0).unwrap();
+    assert_ne!(other.to_bytes().unwrap(), normal.to_bytes().unwrap());
+}

@@ -9,10 +9,6 @@
 
 use std::path::{Path, PathBuf};
 
-use rand::seq::SliceRandom;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
-
 use super::{idx, io_error};
 use crate::create::Factory;
 use crate::dtype::DType;
@@ -82,7 +78,7 @@ pub fn import_npm_digits(
             images.push((image, label));
         }
     }
-    images.shuffle(&mut ChaCha8Rng::seed_from_u64(2024));
+    fastrand::Rng::with_seed(2024).shuffle(&mut images);
     std::fs::create_dir_all(out_dir).map_err(|e| io_error(out_dir, e))?;
     let n = images.len();
     let host = Factory::default_for_files();

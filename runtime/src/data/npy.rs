@@ -1,16 +1,21 @@
-//! NumPy `.npy` files through the `npyz` crate: any endianness, C or Fortran order on read;
+//! NumPy `.npy` files (format versions 1 to 3): any endianness, C or Fortran order on read;
 //! little-endian C order on write.
+//!
+//! Written here rather than taken from `npyz`: npyz parses the header with a full Python-literal
+//! grammar (`py_literal`: pest, num-bigint), and every notebook cell sees the runtime's whole
+//! dependency graph through rust-analyzer inside evcxr, where those crates cost each session's
+//! first cell about 2 s of analysis on two cores. The header is a small, fixed dictionary.
 
-use std::io::BufReader;
+use std::io::{BufWriter, Read, Write};
 use std::path::Path;
-
-use npyz::WriterBuilder;
 
 use super::io_error;
 use crate::create::Factory;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
+
+const MAGIC: &[u8] = b"\x93NUMPY";
 
 fn format_error(path: &Path, message: impl std::fmt::Display) -> Error {
     Error::Format {
@@ -20,57 +25,345 @@ fn format_error(path: &Path, message: impl std::fmt::Display) -> Error {
     }
 }
 
+/// The element types tensorbook reads, as NumPy names them (kind and size of a `descr`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Element {
+    U8,
+    I8,
+    I16,
+    I32,
+    I64,
+    F32,
+    F64,
+}
+
+impl Element {
+    fn parse(kind: char, size: &str) -> Option<Element> {
+        Some(match (kind, size) {
+            ('u', "1") | ('b', "1") => Element::U8,
+            ('i', "1") => Element::I8,
+            ('i', "2") => Element::I16,
+            ('i', "4") => Element::I32,
+            ('i', "8") => Element::I64,
+            ('f', "4") => Element::F32,
+            ('f', "8") => Element::F64,
+            _ => return None,
+        })
+    }
+
+    fn size(self) -> usize {
+        match self {
+            Element::U8 | Element::I8 => 1,
+            Element::I16 => 2,
+            Element::I32 | Element::F32 => 4,
+            Element::I64 | Element::F64 => 8,
+        }
+    }
+}
+
+/// What a `.npy` header says about the array that follows it.
+#[derive(Debug, PartialEq)]
+struct Header {
+    element: Element,
+    big_endian: bool,
+    fortran_order: bool,
+    shape: Vec<usize>,
+}
+
+/// A value in the header dictionary: the only three kinds NumPy writes there.
+#[derive(Debug, PartialEq)]
+enum Value {
+    Str(String),
+    Bool(bool),
+    Tuple(Vec<usize>),
+}
+
+/// Reads the Python dictionary literal of a header, e.g.
+/// `{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }`.
+struct DictParser<'a> {
+    rest: &'a str,
+}
+
+impl<'a> DictParser<'a> {
+    fn skip_space(&mut self) {
+        self.rest = self.rest.trim_start();
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        self.skip_space();
+        match self.rest.strip_prefix(c) {
+            Some(rest) => {
+                self.rest = rest;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn expect(&mut self, c: char) -> std::result::Result<(), String> {
+        if self.eat(c) {
+            Ok(())
+        } else {
+            Err(format!("expected `{c}` at `{}`", self.excerpt()))
+        }
+    }
+
+    fn excerpt(&self) -> &str {
+        let end = self
+            .rest
+            .char_indices()
+            .nth(20)
+            .map_or(self.rest.len(), |(i, _)| i);
+        &self.rest[..end]
+    }
+
+    fn string(&mut self) -> std::result::Result<String, String> {
+        self.skip_space();
+        let quote = match self.rest.chars().next() {
+            Some(q @ ('\'' | '"')) => q,
+            _ => return Err(format!("expected a string at `{}`", self.excerpt())),
+        };
+        let body = &self.rest[1..];
+        let end = body
+            .find(quote)
+            .ok_or_else(|| "unterminated string".to_string())?;
+        self.rest = &body[end + 1..];
+        Ok(body[..end].to_string())
+    }
+
+    fn integer(&mut self) -> std::result::Result<usize, String> {
+        self.skip_space();
+        let digits = self.rest.len()
+            - self
+                .rest
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .len();
+        let value = self.rest[..digits]
+            .parse()
+            .map_err(|_| format!("expected a dimension at `{}`", self.excerpt()))?;
+        // Python 2 wrote long integers with an `L` suffix.
+        self.rest = self.rest[digits..]
+            .strip_prefix('L')
+            .unwrap_or(&self.rest[digits..]);
+        Ok(value)
+    }
+
+    fn value(&mut self) -> std::result::Result<Value, String> {
+        self.skip_space();
+        for (word, value) in [("True", true), ("False", false)] {
+            if let Some(rest) = self.rest.strip_prefix(word) {
+                self.rest = rest;
+                return Ok(Value::Bool(value));
+            }
+        }
+        if self.eat('(') {
+            let mut dims = Vec::new();
+            while !self.eat(')') {
+                dims.push(self.integer()?);
+                if !self.eat(',') {
+                    self.expect(')')?;
+                    break;
+                }
+            }
+            return Ok(Value::Tuple(dims));
+        }
+        if self.rest.starts_with('[') {
+            return Err("structured arrays are not supported".into());
+        }
+        self.string().map(Value::Str)
+    }
+
+    fn entries(mut self) -> std::result::Result<Vec<(String, Value)>, String> {
+        self.expect('{')?;
+        let mut entries = Vec::new();
+        while !self.eat('}') {
+            let key = self.string()?;
+            self.expect(':')?;
+            entries.push((key, self.value()?));
+            if !self.eat(',') {
+                self.expect('}')?;
+                break;
+            }
+        }
+        Ok(entries)
+    }
+}
+
+impl Header {
+    fn parse(text: &str) -> std::result::Result<Header, String> {
+        let (mut descr, mut fortran_order, mut shape) = (None, None, None);
+        for (key, value) in (DictParser { rest: text }).entries()? {
+            match (key.as_str(), value) {
+                ("descr", Value::Str(s)) => descr = Some(s),
+                ("fortran_order", Value::Bool(b)) => fortran_order = Some(b),
+                ("shape", Value::Tuple(dims)) => shape = Some(dims),
+                (key, value) => return Err(format!("unexpected header entry `{key}`: {value:?}")),
+            }
+        }
+        let descr = descr.ok_or("the header has no `descr`")?;
+        let mut chars = descr.chars();
+        let (order, kind) = (chars.next(), chars.next());
+        let big_endian = match order {
+            Some('>') => true,
+            Some('<' | '|') => false,
+            Some('=') => cfg!(target_endian = "big"),
+            _ => return Err(format!("element type `{descr}` has no byte order")),
+        };
+        let element = kind
+            .and_then(|kind| Element::parse(kind, chars.as_str()))
+            .ok_or_else(|| {
+                format!("element type `{descr}` has no tensorbook dtype (u8, s32, s64, f32, f64)")
+            })?;
+        Ok(Header {
+            element,
+            big_endian,
+            fortran_order: fortran_order.ok_or("the header has no `fortran_order`")?,
+            shape: shape.ok_or("the header has no `shape`")?,
+        })
+    }
+
+    /// Reads the magic string, version and header from the start of a file.
+    fn read(reader: &mut impl Read) -> std::result::Result<Header, String> {
+        let mut preamble = [0u8; 8];
+        reader
+            .read_exact(&mut preamble)
+            .map_err(|_| "too short for a .npy file".to_string())?;
+        if &preamble[..6] != MAGIC {
+            return Err("not a .npy file (no \\x93NUMPY magic)".into());
+        }
+        let len = match preamble[6] {
+            1 => {
+                let mut len = [0u8; 2];
+                reader.read_exact(&mut len).map_err(|e| e.to_string())?;
+                u16::from_le_bytes(len) as usize
+            }
+            2 | 3 => {
+                let mut len = [0u8; 4];
+                reader.read_exact(&mut len).map_err(|e| e.to_string())?;
+                u32::from_le_bytes(len) as usize
+            }
+            v => return Err(format!("format version {v} is not supported (1 to 3 are)")),
+        };
+        let mut text = vec![0u8; len];
+        reader
+            .read_exact(&mut text)
+            .map_err(|_| "the header is cut short".to_string())?;
+        let text = String::from_utf8(text).map_err(|_| "the header is not text".to_string())?;
+        Header::parse(&text)
+    }
+
+    /// The header NumPy itself writes for a little-endian, C-order array, padded so that the
+    /// data starts on a 64-byte boundary.
+    fn encode(descr: &str, shape: &[usize]) -> Vec<u8> {
+        let dims = match shape {
+            [d] => format!("({d},)"),
+            _ => format!(
+                "({})",
+                shape
+                    .iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let mut text = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {dims}, }}");
+        let (version, len_bytes) = if text.len() + 11 < 65536 {
+            (1u8, 2)
+        } else {
+            (2u8, 4)
+        };
+        let prefix = MAGIC.len() + 2 + len_bytes;
+        while !(prefix + text.len() + 1).is_multiple_of(64) {
+            text.push(' ');
+        }
+        text.push('\n');
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&[version, 0]);
+        if version == 1 {
+            bytes.extend_from_slice(&(text.len() as u16).to_le_bytes());
+        } else {
+            bytes.extend_from_slice(&(text.len() as u32).to_le_bytes());
+        }
+        bytes.extend_from_slice(text.as_bytes());
+        bytes
+    }
+}
+
+/// Decodes `bytes` as elements of `N` bytes in the file's byte order.
+fn decode<const N: usize, T>(
+    bytes: &[u8],
+    big_endian: bool,
+    from_le: fn([u8; N]) -> T,
+    from_be: fn([u8; N]) -> T,
+) -> Vec<T> {
+    let convert = if big_endian { from_be } else { from_le };
+    bytes
+        .chunks_exact(N)
+        .map(|chunk| {
+            let mut raw = [0u8; N];
+            raw.copy_from_slice(chunk);
+            convert(raw)
+        })
+        .collect()
+}
+
 impl Factory {
     /// Reads a `.npy` file of `u1`, `i1`/`i2`/`i4` (as `s32`), `i8` (as `s64`), `f4` or `f8`
     /// elements into a tensor of its shape.
     pub fn read_npy(&self, path: impl AsRef<Path>) -> Result<Tensor> {
         let path = path.as_ref();
-        let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
-        let npy = npyz::NpyFile::new(BufReader::new(file)).map_err(|e| format_error(path, e))?;
-        let fortran = npy.order() == npyz::Order::Fortran;
-        let mut shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
+        let mut file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+        let header = Header::read(&mut file).map_err(|e| format_error(path, e))?;
+        let mut shape = header.shape.clone();
+        let count = shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .and_then(|n| n.checked_mul(header.element.size()))
+            .ok_or_else(|| format_error(path, format!("shape {shape:?} is too large")))?;
+        let mut data = Vec::new();
+        file.read_to_end(&mut data).map_err(|e| io_error(path, e))?;
+        if data.len() != count {
+            return Err(format_error(
+                path,
+                format!(
+                    "shape {shape:?} of {:?} needs {count} bytes of data, the file has {}",
+                    header.element,
+                    data.len()
+                ),
+            ));
+        }
         // Fortran order is C order of the reversed shape: read that, then transpose back.
-        if fortran {
+        if header.fortran_order {
             shape.reverse();
         }
-        let npyz::DType::Plain(ty) = npy.dtype() else {
-            return Err(format_error(path, "structured arrays are not supported"));
-        };
-        let err = |e| format_error(path, e);
-        let tensor = match (ty.type_char(), ty.size_field()) {
-            (npyz::TypeChar::Uint, 1) => self.from_vec(npy.into_vec::<u8>().map_err(err)?, &shape),
-            (npyz::TypeChar::Int, 1) => self.from_vec(
-                npy.into_vec::<i8>()
-                    .map_err(err)?
-                    .into_iter()
-                    .map(i32::from)
-                    .collect(),
+        let be = header.big_endian;
+        let tensor = match header.element {
+            Element::U8 => self.from_vec(data, &shape),
+            Element::I8 => {
+                self.from_vec(data.iter().map(|&b| i32::from(b as i8)).collect(), &shape)
+            }
+            Element::I16 => {
+                let v = decode(&data, be, i16::from_le_bytes, i16::from_be_bytes);
+                self.from_vec(v.into_iter().map(i32::from).collect(), &shape)
+            }
+            Element::I32 => self.from_vec(
+                decode(&data, be, i32::from_le_bytes, i32::from_be_bytes),
                 &shape,
             ),
-            (npyz::TypeChar::Int, 2) => self.from_vec(
-                npy.into_vec::<i16>()
-                    .map_err(err)?
-                    .into_iter()
-                    .map(i32::from)
-                    .collect(),
+            Element::I64 => self.from_vec(
+                decode(&data, be, i64::from_le_bytes, i64::from_be_bytes),
                 &shape,
             ),
-            (npyz::TypeChar::Int, 4) => self.from_vec(npy.into_vec::<i32>().map_err(err)?, &shape),
-            (npyz::TypeChar::Int, 8) => self.from_vec(npy.into_vec::<i64>().map_err(err)?, &shape),
-            (npyz::TypeChar::Float, 4) => {
-                self.from_vec(npy.into_vec::<f32>().map_err(err)?, &shape)
-            }
-            (npyz::TypeChar::Float, 8) => {
-                self.from_vec(npy.into_vec::<f64>().map_err(err)?, &shape)
-            }
-            _ => {
-                return Err(format_error(
-                    path,
-                    format!("element type {ty} has no tensorbook dtype (u8, s32, s64, f32, f64)"),
-                ))
-            }
+            Element::F32 => self.from_vec(
+                decode(&data, be, f32::from_le_bytes, f32::from_be_bytes),
+                &shape,
+            ),
+            Element::F64 => self.from_vec(
+                decode(&data, be, f64::from_le_bytes, f64::from_be_bytes),
+                &shape,
+            ),
         }?;
-        if fortran && tensor.rank() > 1 {
+        if header.fortran_order && tensor.rank() > 1 {
             let axes: Vec<usize> = (0..tensor.rank()).rev().collect();
             tensor.transpose(Some(&axes))
         } else {
@@ -84,32 +377,23 @@ pub fn read(path: impl AsRef<Path>) -> Result<Tensor> {
     Factory::session_default().read_npy(path)
 }
 
-fn write_all<T: npyz::Serialize + npyz::AutoSerialize>(
-    data: Vec<T>,
-    shape: &[u64],
-    path: &Path,
-) -> std::io::Result<()> {
-    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let mut writer = npyz::WriteOptions::new()
-        .default_dtype()
-        .shape(shape)
-        .writer(file)
-        .begin_nd()?;
-    writer.extend(data)?;
-    writer.finish()
-}
-
 /// Writes a tensor as a little-endian, C-order `.npy` file (`np.load` reads it).
 pub fn write(tensor: &Tensor, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
-    let shape: Vec<u64> = tensor.shape().iter().map(|&d| d as u64).collect();
-    let written = match tensor.dtype() {
-        DType::U8 => write_all(tensor.to_vec::<u8>()?, &shape, path),
-        DType::S32 => write_all(tensor.to_vec::<i32>()?, &shape, path),
-        DType::S64 => write_all(tensor.to_vec::<i64>()?, &shape, path),
-        DType::F32 => write_all(tensor.to_vec::<f32>()?, &shape, path),
-        DType::F64 => write_all(tensor.to_vec::<f64>()?, &shape, path),
+    let descr = match tensor.dtype() {
+        DType::U8 => "|u1",
+        DType::S32 => "<i4",
+        DType::S64 => "<i8",
+        DType::F32 => "<f4",
+        DType::F64 => "<f8",
     };
+    let data = tensor.to_bytes()?;
+    let written = std::fs::File::create(path).and_then(|file| {
+        let mut out = BufWriter::new(file);
+        out.write_all(&Header::encode(descr, tensor.shape()))?;
+        out.write_all(&data)?;
+        out.flush()
+    });
     written.map_err(|e| io_error(path, e))
 }
 
@@ -162,6 +446,54 @@ mod tests {
         let t = on(Device::host(0)).read_npy(&path).unwrap();
         assert_eq!(t.shape(), &[2, 3]);
         assert_eq!(t.to_vec::<i32>().unwrap(), vec![0, 1, 2, 3, 4, 5]);
+    }
+
+    /// Bytes `np.save` (NumPy 2.3) wrote for `np.arange(6, dtype='<f4').reshape(2, 3)`, header
+    /// only: ours must be identical so that any reader of NumPy's files reads ours.
+    #[test]
+    fn writes_the_header_numpy_writes() {
+        let mut numpy = b"\x93NUMPY\x01\x00v\x00".to_vec();
+        numpy.extend_from_slice(b"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }");
+        numpy.resize(127, b' ');
+        numpy.push(b'\n');
+        assert_eq!(Header::encode("<f4", &[2, 3]), numpy);
+        let scalar = Header::encode("<f8", &[]);
+        assert!(String::from_utf8_lossy(&scalar).contains("'shape': (), }"));
+        let vector = Header::encode("|u1", &[2]);
+        assert!(String::from_utf8_lossy(&vector).contains("'shape': (2,), }"));
+        assert_eq!(vector.len() % 64, 0);
+    }
+
+    #[test]
+    fn reads_python2_headers_and_rejects_structured_ones() {
+        let header =
+            Header::parse("{'descr': '<i8', 'fortran_order': False, 'shape': (2L, 3L), }").unwrap();
+        assert_eq!(header.shape, vec![2, 3]);
+        assert_eq!(header.element, Element::I64);
+        let err =
+            Header::parse("{'descr': [('x', '<f4')], 'fortran_order': False, 'shape': (1,), }")
+                .unwrap_err();
+        assert!(err.contains("structured"), "{err}");
+        let err =
+            Header::parse("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }").unwrap_err();
+        assert!(
+            err.contains("<c8") && err.contains("no tensorbook dtype"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn short_data_is_a_format_error_naming_the_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("short.npy");
+        let mut bytes = Header::encode("<f4", &[2, 3]);
+        bytes.extend_from_slice(&[0u8; 20]);
+        std::fs::write(&path, bytes).unwrap();
+        let err = read(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("short.npy") && err.contains("[2, 3]") && err.contains("24"),
+            "{err}"
+        );
     }
 
     #[test]
