@@ -8,6 +8,7 @@ mod buffer;
 mod device;
 pub mod kernels;
 
+use std::any::Any;
 use std::sync::OnceLock;
 
 use cudarc::cublas::sys::cublasOperation_t;
@@ -269,63 +270,32 @@ impl CudaBackend {
             return Ok(o);
         }
         let mut o = dev.alloc::<T>(total, &shape)?;
-        match T::DTYPE {
-            DType::F32 => {
-                let (a, b) = (f32::slice_of_data(a), f32::slice_of_data(b));
-                gemm::<f32>(
-                    dev,
-                    a,
-                    sa,
-                    b,
-                    sb,
-                    [batch, m, k, n],
-                    1.0,
-                    0.0,
-                    f32::slice_mut(&mut o),
-                )?
-            }
-            DType::F64 => {
-                let (a, b) = (f64::slice_of_data(a), f64::slice_of_data(b));
-                gemm::<f64>(
-                    dev,
-                    a,
-                    sa,
-                    b,
-                    sb,
-                    [batch, m, k, n],
-                    1.0,
-                    0.0,
-                    f64::slice_mut(&mut o),
-                )?
-            }
-            _ => {
-                let dims = [batch, m, k, n, sa, sb].map(|d| d as u64);
-                let [bb, mm, kk, nn, ssa, ssb] = dims;
-                let name = kernels::named("matmul", T::DTYPE);
-                launch!(dev, name, elementwise_config(total); &bb, &mm, &kk, &nn, &ssa, &ssb, a, b, &mut o);
-            }
+        let shape4 = [batch, m, k, n];
+        if let (Some(a), Some(b), Some(c)) = (as_float(a), as_float(b), as_float_mut(&mut o)) {
+            gemm::<f32>(dev, a, sa, b, sb, shape4, 1.0, 0.0, c)?;
+        } else if let (Some(a), Some(b), Some(c)) = (as_float(a), as_float(b), as_float_mut(&mut o))
+        {
+            gemm::<f64>(dev, a, sa, b, sb, shape4, 1.0, 0.0, c)?;
+        } else {
+            let dims = [batch, m, k, n, sa, sb].map(|d| d as u64);
+            let [bb, mm, kk, nn, ssa, ssb] = dims;
+            let name = kernels::named("matmul", T::DTYPE);
+            launch!(dev, name, elementwise_config(total); &bb, &mm, &kk, &nn, &ssa, &ssb, a, b, &mut o);
         }
         Ok(o)
     }
 }
 
-/// Reinterprets a typed slice as the concrete float type cuBLAS takes; only called after the
-/// dtype was matched, so the cast is the identity.
-trait SameAs: CudaElement {
-    fn slice_of_data<T: CudaElement>(s: &CudaSlice<T>) -> &CudaSlice<Self> {
-        assert_eq!(T::DTYPE, Self::DTYPE);
-        // SAFETY: T and Self are the same type (same dtype, and dtypes map one-to-one to Rust
-        // types), so this is a no-op cast of a reference.
-        unsafe { &*(s as *const CudaSlice<T> as *const CudaSlice<Self>) }
-    }
-    fn slice_mut<T: CudaElement>(s: &mut CudaSlice<T>) -> &mut CudaSlice<Self> {
-        assert_eq!(T::DTYPE, Self::DTYPE);
-        // SAFETY: as above.
-        unsafe { &mut *(s as *mut CudaSlice<T> as *mut CudaSlice<Self>) }
-    }
+/// The slice as `CudaSlice<F>` when `T` is `F`: cuBLAS takes concrete float types, and a
+/// checked downcast keeps the dtype dispatch free of `unsafe`.
+fn as_float<F: 'static, T: 'static>(s: &CudaSlice<T>) -> Option<&CudaSlice<F>> {
+    (s as &dyn Any).downcast_ref()
 }
-impl SameAs for f32 {}
-impl SameAs for f64 {}
+
+/// See [`as_float`].
+fn as_float_mut<F: 'static, T: 'static>(s: &mut CudaSlice<T>) -> Option<&mut CudaSlice<F>> {
+    (s as &mut dyn Any).downcast_mut()
+}
 
 /// Row-major `C[b] = A[b]·B[b]` through column-major cuBLAS: the column-major reading of a
 /// row-major matrix is its transpose, so cuBLAS computes `Cᵀ = Bᵀ·Aᵀ` with the operands swapped
