@@ -9,6 +9,8 @@ Measures, each through jupyter_client against an installed kernelspec:
              opening a notebook reads before running; what a kernel does meanwhile counts)
   trivial    p50 / p90 of N trivial cells after that
   tensor     first tensor cell of a fresh session (the runtime must not be rebuilt)
+  loaded     p50 of N trivial cells in that session, once the runtime is a dependency (for
+             evcxr_jupyter the like-for-like figure: its plain `trivial` cells link nothing)
   command    `:client` round trip (`:vars` for evcxr_jupyter)
 Run it once with `--kernel tensorbook` and once with `--kernel rust` (evcxr_jupyter,
 `cargo install evcxr_jupyter && evcxr_jupyter --install`) on the same machine to compare.
@@ -87,6 +89,7 @@ def main():
     # A fresh session whose first cell is a tensor cell.
     km, kc, _ = session(args.kernel)
     tensor = timed(lambda: execute(kc, tensor_cell, 900))
+    loaded = sorted(timed(lambda i=i: execute(kc, f"let z{i} = {i} + 1;", 120)) for i in range(args.cells))
     kc.stop_channels()
     km.shutdown_kernel(now=True)
 
@@ -105,6 +108,7 @@ def main():
         "trivial_p50_s": statistics.median(trivial),
         "trivial_p90_s": trivial[int(0.9 * (len(trivial) - 1))],
         "first_tensor_cell_fresh_session_s": tensor,
+        "trivial_p50_runtime_loaded_s": statistics.median(loaded),
         "command_round_trip_s": command,
     }
     if args.json:
