@@ -345,7 +345,6 @@ fn explain_restart(error: &mut CellError, lost: &[String]) {
     ];
 }
 
-/// Kernel-side diagnostics go to the kernel's stderr (Jupyter's log), never to a cell.
 /// Code whose completion makes rust-analyzer (inside evcxr) do the work a session's first `let`
 /// would otherwise wait for: inference, and the trait impls of every crate the cells can see.
 const WARM_UP: &str = "let _tensorbook_warm_up = 1; _tensorbook_warm_up.";
@@ -360,6 +359,7 @@ fn warm_analysis(ctx: &mut evcxr::CommandContext) {
     }
 }
 
+/// Kernel-side diagnostics go to the kernel's stderr (Jupyter's log), never to a cell.
 fn log_line(text: &str) {
     eprintln!("[tensorbook] {text}");
 }
