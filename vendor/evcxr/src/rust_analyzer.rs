@@ -263,11 +263,27 @@ impl RustAnalyzer {
             }
             change.change_file(file_id, new_contents);
         }
+        // tensorbook patch: only the session crate's own directory is local. The standard
+        // library and every dependency become a library root, whose files salsa keeps at high
+        // durability: a new cell (a change to src/lib.rs only) then no longer makes salsa
+        // re-verify every memo of std and of the dependencies, which cost ~100 ms of CPU per
+        // cell with tensorbook's runtime loaded. Nothing outside this directory changes while
+        // the graph is loaded (the loader watches nothing; a new Cargo.toml reloads it all).
+        let mut file_sets = ra_vfs::file_set::FileSetConfig::builder();
+        file_sets.add_file_set(vec![self.root_directory.clone().into()]);
         change.set_roots(
-            ra_vfs::file_set::FileSetConfig::default()
+            file_sets
+                .build()
                 .partition(&self.vfs)
                 .into_iter()
-                .map(SourceRoot::new_local)
+                .enumerate()
+                .map(|(index, file_set)| {
+                    if index == 0 {
+                        SourceRoot::new_local(file_set)
+                    } else {
+                        SourceRoot::new_library(file_set)
+                    }
+                })
                 .collect(),
         );
         let (crate_graph, _) = workspace.to_crate_graph(
