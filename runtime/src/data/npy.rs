@@ -27,7 +27,7 @@ fn format_error(path: &Path, message: impl std::fmt::Display) -> Error {
 
 /// The element types tensorbook reads, as NumPy names them (kind and size of a `descr`).
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Element {
+enum NpyElement {
     U8,
     I8,
     I16,
@@ -37,26 +37,26 @@ enum Element {
     F64,
 }
 
-impl Element {
-    fn parse(kind: char, size: &str) -> Option<Element> {
+impl NpyElement {
+    fn parse(kind: char, size: &str) -> Option<NpyElement> {
         Some(match (kind, size) {
-            ('u', "1") | ('b', "1") => Element::U8,
-            ('i', "1") => Element::I8,
-            ('i', "2") => Element::I16,
-            ('i', "4") => Element::I32,
-            ('i', "8") => Element::I64,
-            ('f', "4") => Element::F32,
-            ('f', "8") => Element::F64,
+            ('u', "1") | ('b', "1") => NpyElement::U8,
+            ('i', "1") => NpyElement::I8,
+            ('i', "2") => NpyElement::I16,
+            ('i', "4") => NpyElement::I32,
+            ('i', "8") => NpyElement::I64,
+            ('f', "4") => NpyElement::F32,
+            ('f', "8") => NpyElement::F64,
             _ => return None,
         })
     }
 
     fn size(self) -> usize {
         match self {
-            Element::U8 | Element::I8 => 1,
-            Element::I16 => 2,
-            Element::I32 | Element::F32 => 4,
-            Element::I64 | Element::F64 => 8,
+            NpyElement::U8 | NpyElement::I8 => 1,
+            NpyElement::I16 => 2,
+            NpyElement::I32 | NpyElement::F32 => 4,
+            NpyElement::I64 | NpyElement::F64 => 8,
         }
     }
 }
@@ -64,7 +64,7 @@ impl Element {
 /// What a `.npy` header says about the array that follows it.
 #[derive(Debug, PartialEq)]
 struct Header {
-    element: Element,
+    element: NpyElement,
     big_endian: bool,
     fortran_order: bool,
     shape: Vec<usize>,
@@ -210,7 +210,7 @@ impl Header {
             _ => return Err(format!("element type `{descr}` has no byte order")),
         };
         let element = kind
-            .and_then(|kind| Element::parse(kind, chars.as_str()))
+            .and_then(|kind| NpyElement::parse(kind, chars.as_str()))
             .ok_or_else(|| {
                 format!("element type `{descr}` has no tensorbook dtype (u8, s32, s64, f32, f64)")
             })?;
@@ -338,27 +338,27 @@ impl Factory {
         }
         let be = header.big_endian;
         let tensor = match header.element {
-            Element::U8 => self.from_vec(data, &shape),
-            Element::I8 => {
+            NpyElement::U8 => self.from_vec(data, &shape),
+            NpyElement::I8 => {
                 self.from_vec(data.iter().map(|&b| i32::from(b as i8)).collect(), &shape)
             }
-            Element::I16 => {
+            NpyElement::I16 => {
                 let v = decode(&data, be, i16::from_le_bytes, i16::from_be_bytes);
                 self.from_vec(v.into_iter().map(i32::from).collect(), &shape)
             }
-            Element::I32 => self.from_vec(
+            NpyElement::I32 => self.from_vec(
                 decode(&data, be, i32::from_le_bytes, i32::from_be_bytes),
                 &shape,
             ),
-            Element::I64 => self.from_vec(
+            NpyElement::I64 => self.from_vec(
                 decode(&data, be, i64::from_le_bytes, i64::from_be_bytes),
                 &shape,
             ),
-            Element::F32 => self.from_vec(
+            NpyElement::F32 => self.from_vec(
                 decode(&data, be, f32::from_le_bytes, f32::from_be_bytes),
                 &shape,
             ),
-            Element::F64 => self.from_vec(
+            NpyElement::F64 => self.from_vec(
                 decode(&data, be, f64::from_le_bytes, f64::from_be_bytes),
                 &shape,
             ),
@@ -469,7 +469,7 @@ mod tests {
         let header =
             Header::parse("{'descr': '<i8', 'fortran_order': False, 'shape': (2L, 3L), }").unwrap();
         assert_eq!(header.shape, vec![2, 3]);
-        assert_eq!(header.element, Element::I64);
+        assert_eq!(header.element, NpyElement::I64);
         let err =
             Header::parse("{'descr': [('x', '<f4')], 'fortran_order': False, 'shape': (1,), }")
                 .unwrap_err();
