@@ -37,3 +37,31 @@ def test_a_finished_session_leaves_no_directory_behind():
         kc.stop_channels()
         km.shutdown_kernel(now=False)
     assert {p.name for p in evcxr.glob("session-*")} - before == set()
+
+
+def test_a_killed_kernels_directories_are_removed_by_the_next_kernel():
+    import os
+    import tempfile
+
+    evcxr = pathlib.Path(os.environ["TENSORBOOK_CACHE_DIR"]) / "evcxr"
+    temp = pathlib.Path(tempfile.gettempdir())
+    km, kc = start_new_kernel(kernel_name="tensorbook", startup_timeout=60)
+    pid = km.provisioner.process.pid
+    try:
+        reply, _ = run_cell(kc, "let a = 1;", timeout=FIRST_CELL_TIMEOUT)
+        assert reply["content"]["status"] == "ok"
+    finally:
+        kc.stop_channels()
+        # SIGKILL: the kernel gets no chance to clean up.
+        km.shutdown_kernel(now=True)
+    left = list(evcxr.glob(f"session-{pid}-*")) + list(temp.glob(f"tensorbook-kernel-{pid}-*"))
+    assert len(left) == 2, left
+
+    km, kc = start_new_kernel(kernel_name="tensorbook", startup_timeout=60)
+    try:
+        reply, _ = run_cell(kc, "let a = 1;", timeout=FIRST_CELL_TIMEOUT)
+        assert reply["content"]["status"] == "ok"
+        assert [path for path in left if path.exists()] == []
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=False)

@@ -11,7 +11,8 @@
 //! evcxr/.cargo/config.toml     dependencies (the runtime too) always optimised
 //! evcxr/template-<key>/        a finished session directory, copied by new sessions
 //! evcxr/template-<key>.lock    held while one session builds the template
-//! evcxr/session-<pid>-<rand>/  one per running kernel, removed when it exits
+//! evcxr/session-<pid>-<rand>/  one per running kernel, removed when it exits (or, if it was
+//!                              killed, by the next kernel: see `leftovers`)
 //! ```
 //!
 //! Templates and sessions are siblings on purpose: cargo hashes a path dependency's location
@@ -25,6 +26,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use sha2::{Digest, Sha256};
+
+use crate::leftovers::owned_prefix;
 
 /// Profile settings applied to every dependency of a session's crate: the runtime is
 /// optimised however cells are built, and debug assertions in it would only slow tensors down.
@@ -40,6 +43,12 @@ overflow-checks = false
 pub const CELL_OPT_LEVEL: &str = "0";
 
 const READY: &str = ".tensorbook-template-ready";
+
+/// Name prefixes of directories owned by one kernel process (see [`crate::leftovers`]): its
+/// session crate, a template being published, and a private session in the temporary directory.
+const SESSION_PREFIX: &str = "session-";
+const PARTIAL_PREFIX: &str = ".partial-";
+pub const PRIVATE_SESSION_PREFIX: &str = "tensorbook-session-";
 
 /// The cache root: `TENSORBOOK_CACHE_DIR`, else `<user cache dir>/tensorbook`.
 pub fn root() -> PathBuf {
@@ -151,7 +160,7 @@ impl SessionDir {
             fs::write(&config, DEPENDENCY_PROFILE)?;
         }
         let dir = tempfile::Builder::new()
-            .prefix(&format!("session-{}-", std::process::id()))
+            .prefix(&owned_prefix(SESSION_PREFIX))
             .tempdir_in(&evcxr_root)?;
         Ok(SessionDir {
             dir,
@@ -164,7 +173,7 @@ impl SessionDir {
     /// used: the session builds the runtime itself (minutes) and shares nothing.
     pub fn private() -> io::Result<SessionDir> {
         let dir = tempfile::Builder::new()
-            .prefix("tensorbook-session-")
+            .prefix(&owned_prefix(PRIVATE_SESSION_PREFIX))
             .tempdir()?;
         Ok(SessionDir {
             dir,
@@ -175,7 +184,8 @@ impl SessionDir {
 
     /// Where the cells' shared libraries and the runtime's (`libtensorbook_dylib.so`) are
     /// built. Cells are loaded from one directory above, so the runtime must be found through
-    /// the evaluation process's library path.
+    /// the evaluation process's library path. `debug` because evcxr always builds with cargo's
+    /// dev profile (its opt-level is set inside that profile, never by `--release`).
     pub fn library_dir(&self) -> Option<PathBuf> {
         Some(
             self.path()
@@ -208,7 +218,7 @@ impl SessionDir {
             return Ok(Fill::Alone);
         };
         // Here, off the start-up path: removing a dead session's directory takes a while.
-        remove_orphans(evcxr_root);
+        crate::leftovers::remove_orphans(evcxr_root, &[SESSION_PREFIX, PARTIAL_PREFIX]);
         let template = Self::template(evcxr_root, &self.key);
         if template.join(READY).exists() {
             copy_tree(&template, self.path())?;
@@ -231,7 +241,7 @@ impl SessionDir {
             return Ok(());
         };
         let template = Self::template(evcxr_root, &self.key);
-        let partial = evcxr_root.join(format!(".partial-{}-{}", self.key, std::process::id()));
+        let partial = evcxr_root.join(format!("{}{}", owned_prefix(PARTIAL_PREFIX), self.key));
         let _ = fs::remove_dir_all(&partial);
         fs::create_dir_all(&partial)?;
         copy_tree(self.path(), &partial)?;
@@ -274,34 +284,6 @@ fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
             from.display(),
             to.display()
         )))
-    }
-}
-
-/// Removes session directories whose kernel process no longer exists (a kernel killed with
-/// SIGKILL cannot clean up after itself).
-fn remove_orphans(evcxr_root: &Path) {
-    let proc_fs = Path::new("/proc/self");
-    if !proc_fs.exists() {
-        return;
-    }
-    let Ok(entries) = fs::read_dir(evcxr_root) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let owner = name
-            .strip_prefix("session-")
-            .or_else(|| {
-                name.strip_prefix(".partial-")
-                    .and_then(|r| r.split_once('-').map(|x| x.1))
-            })
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|pid| pid.parse::<u32>().ok());
-        if let Some(pid) = owner {
-            if pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists() {
-                let _ = fs::remove_dir_all(entry.path());
-            }
-        }
     }
 }
 
@@ -385,22 +367,5 @@ mod tests {
             err.to_string().contains("inside the cargo project"),
             "{err}"
         );
-    }
-
-    #[test]
-    fn orphaned_sessions_are_removed_and_live_ones_kept() {
-        let root = tempfile::tempdir().unwrap();
-        // pid 0 is never a user process, so its directory is an orphan.
-        let orphan = root.path().join("session-0-abc");
-        let live = root
-            .path()
-            .join(format!("session-{}-abc", std::process::id()));
-        fs::create_dir_all(&orphan).unwrap();
-        fs::create_dir_all(&live).unwrap();
-        remove_orphans(root.path());
-        if Path::new("/proc/self").exists() {
-            assert!(!orphan.exists());
-        }
-        assert!(live.exists());
     }
 }

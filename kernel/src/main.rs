@@ -16,6 +16,7 @@ mod engine;
 mod evaluation_process;
 mod history;
 mod kernelspec;
+mod leftovers;
 mod server;
 mod wire;
 

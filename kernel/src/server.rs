@@ -402,6 +402,9 @@ fn init_session_default(dir: &Path) {
     }
 }
 
+/// The kernel's state directory (session default, display socket) in the temporary directory.
+const STATE_DIR_PREFIX: &str = "tensorbook-kernel-";
+
 /// Runs the kernel on a connection file until a shutdown request.
 pub async fn run(
     connection_file: &Path,
@@ -421,8 +424,15 @@ pub async fn run(
             info.signature_scheme
         ));
     }
+    // Off the start-up path: a dead kernel's private session can be large.
+    std::thread::spawn(|| {
+        crate::leftovers::remove_orphans(
+            &std::env::temp_dir(),
+            &[STATE_DIR_PREFIX, crate::build_cache::PRIVATE_SESSION_PREFIX],
+        )
+    });
     let state_dir = tempfile::Builder::new()
-        .prefix("tensorbook-kernel-")
+        .prefix(&crate::leftovers::owned_prefix(STATE_DIR_PREFIX))
         .tempdir()
         .map_err(|e| format!("cannot create the kernel's state directory: {e}"))?;
     init_session_default(state_dir.path());
