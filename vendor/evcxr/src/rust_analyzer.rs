@@ -127,13 +127,31 @@ impl RustAnalyzer {
                 self.cargo_toml_filename()
             )
         })?);
-        if cargo_toml != self.last_cargo_toml {
+        let graph_changed = cargo_toml != self.last_cargo_toml;
+        if graph_changed {
             self.load_cargo_toml(&mut change)?;
             self.last_cargo_toml = cargo_toml;
         }
 
         self.analysis_host.apply_change(change);
+        if graph_changed {
+            self.prime_caches();
+        }
         Ok(())
+    }
+
+    /// tensorbook patch: computes every crate's def map and trait impls on all cores, as
+    /// rust-analyzer's own server does after loading a workspace. Otherwise the first type
+    /// query computes them one crate at a time on this thread.
+    fn prime_caches(&self) {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let crates = ra_ap_base_db::all_crates(self.analysis_host.raw_database());
+        // Cancellation cannot happen here: this thread holds the only handle that could change
+        // the database.
+        let _ = self
+            .analysis_host
+            .analysis()
+            .parallel_prime_caches(&crates, threads, |_| {});
     }
 
     /// Returns top-level variable names and their types in the specified function.
