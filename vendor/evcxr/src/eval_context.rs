@@ -91,7 +91,7 @@ pub(crate) struct Config {
     /// Whether to attempt to avoid network access.
     pub(crate) offline_mode: bool,
     pub(crate) toolchain: String,
-    cargo_path: PathBuf,
+    pub(crate) cargo_path: PathBuf,
     pub(crate) rustc_path: PathBuf,
     cache_bytes: u64,
     /// A string of the form "core:/path/to/libstd-...so". This must be libstd that corresponds to

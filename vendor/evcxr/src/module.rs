@@ -27,6 +27,7 @@ use std::process::Command;
 
 mod artifacts;
 pub(crate) mod cache;
+mod direct_rustc;
 
 pub(crate) const CORE_EXTERN_ENV: &str = "EVCXR_CORE_EXTERN";
 pub(crate) const CACHE_ENABLED_ENV: &str = "EVCXR_CACHE_ENABLED";
@@ -123,6 +124,8 @@ fn rename_or_copy_so_file(src: &Path, dest: &Path) -> Result<(), Error> {
 pub(crate) struct Module {
     build_num: i32,
     last_allow_static: Option<bool>,
+    /// tensorbook patch 3: what cargo ran for the session crate last time (see `direct_rustc`).
+    recorded_rustc: Option<direct_rustc::RecordedRustc>,
 }
 
 const CRATE_NAME: &str = "ctx";
@@ -132,6 +135,7 @@ impl Module {
         Ok(Module {
             build_num: 0,
             last_allow_static: None,
+            recorded_rustc: None,
         })
     }
 
@@ -181,7 +185,7 @@ impl Module {
             config.cargo_command("clean").output()?;
         }
         self.last_allow_static = Some(config.allow_static_linking);
-        let mut command = config.cargo_command("build");
+        let command = config.cargo_command("build");
         if config.time_passes && config.toolchain != "nightly" {
             bail!("time_passes option requires nightly compiler");
         }
@@ -189,27 +193,16 @@ impl Module {
         self.write_code(code_block, config)?;
 
         let next_build_num = self.build_num + 1;
-        let so_path_file = config.crate_dir().join(EXECUTION_SO_PATH_FILE);
-        command.env(EXECUTION_SO_PATH_ENV, &so_path_file);
-
-        match fs::remove_file(&so_path_file) {
-            Ok(()) => {}
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-            Err(error) => return Err(error.into()),
-        }
-
-        let cargo_output = run_cargo(command, code_block)?;
-        if config.time_passes {
-            let output = String::from_utf8_lossy(&cargo_output.stderr);
-            eprintln!("{output}");
-        }
-
-        let so_file = match fs::read_to_string(&so_path_file) {
-            Ok(path) => PathBuf::from(path),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                compiled_so_path(&cargo_output.stdout)?
+        let key = direct_rustc::key(&command, config.crate_dir());
+        let direct = match self.recorded_rustc.as_ref() {
+            Some(recorded) if recorded.is_valid_for(&key) => {
+                compile_directly(recorded, code_block)?
             }
-            Err(error) => return Err(error.into()),
+            _ => None,
+        };
+        let so_file = match direct {
+            Some(so_file) => so_file,
+            None => self.compile_with_cargo(command, key, code_block, config)?,
         };
 
         let copied_so_file = so_file.with_file_name(shared_object_name_from_crate_name(&format!(
@@ -226,6 +219,52 @@ impl Module {
         Ok(SoFile {
             path: copied_so_file,
         })
+    }
+
+    /// Builds through cargo and returns the session crate's shared object; records the rustc
+    /// command cargo ran for it where that is possible.
+    fn compile_with_cargo(
+        &mut self,
+        mut command: Command,
+        key: String,
+        code_block: &CodeBlock,
+        config: &Config,
+    ) -> Result<PathBuf, Error> {
+        self.recorded_rustc = None;
+        let record = direct_rustc::can_record(&command, &config.cargo_path);
+        if record {
+            command.arg("-vv");
+        }
+        let so_path_file = config.crate_dir().join(EXECUTION_SO_PATH_FILE);
+        command.env(EXECUTION_SO_PATH_ENV, &so_path_file);
+
+        match fs::remove_file(&so_path_file) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => return Err(error.into()),
+        }
+
+        let cargo_output = run_cargo(command, code_block)?;
+        if config.time_passes {
+            let output = String::from_utf8_lossy(&cargo_output.stderr);
+            eprintln!("{output}");
+        }
+        if record {
+            self.recorded_rustc = direct_rustc::RecordedRustc::from_cargo_stderr(
+                &String::from_utf8_lossy(&cargo_output.stderr),
+                CRATE_NAME,
+                key,
+                config.crate_dir(),
+            );
+        }
+
+        match fs::read_to_string(&so_path_file) {
+            Ok(path) => Ok(PathBuf::from(path)),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                compiled_so_path(&cargo_output.stdout)
+            }
+            Err(error) => Err(error.into()),
+        }
     }
 
     fn write_code(&self, code_block: &CodeBlock, config: &Config) -> Result<(), Error> {
@@ -510,6 +549,45 @@ fn map_extern_arg(ext: &str) -> OsString {
         }
     }
     OsString::from(ext)
+}
+
+/// tensorbook patch 3: runs a recorded rustc command. Returns the shared object where it
+/// built, the errors in the user's code where it did not, and `None` where it failed for any
+/// other reason (cargo then builds the cell and can say what is wrong).
+fn compile_directly(
+    recorded: &direct_rustc::RecordedRustc,
+    code_block: &CodeBlock,
+) -> Result<Option<PathBuf>, Error> {
+    let Ok(output) = recorded.command().output() else {
+        return Ok(None);
+    };
+    if !output.status.success() {
+        let (errors, _) = errors_from_cargo_output(&output, code_block);
+        if errors.is_empty() {
+            return Ok(None);
+        }
+        bail!(Error::CompilationErrors(errors));
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let Some(artifact) = read_artifacts(&stderr)
+        .into_iter()
+        .find(|artifact| artifact.emit == "link")
+    else {
+        return Ok(None);
+    };
+    // Where cargo would have put it (it hard-links the output one directory up), so that a cell
+    // is loaded from the same place whichever way it was built.
+    let uplifted = match (
+        artifact.path.parent().and_then(Path::parent),
+        artifact.path.file_name(),
+    ) {
+        (Some(dir), Some(name)) => dir.join(name),
+        _ => return Ok(None),
+    };
+    if fs::rename(&artifact.path, &uplifted).is_err() {
+        return Ok(None);
+    }
+    Ok(Some(uplifted))
 }
 
 /// Run a cargo command prepared for the provided `code_block`, processing the
