@@ -147,6 +147,36 @@ def test_interrupting_keeps_the_session(session, what, code):
     assert_kept(kc)
 
 
+# rustc's const evaluation of this loop takes hours: only an interrupt ends the cell.
+ENDLESS_BUILD = (
+    "#[allow(long_running_const_eval)]\n"
+    "const SLOW: u64 = { let mut i = 0u64; let mut s = 0u64; "
+    "while i < 4_000_000_000 { s = s.wrapping_add(i); i += 1; } s };\n"
+    'println!("built {SLOW}");'
+)
+
+
+def test_interrupting_a_build_stops_it_and_keeps_the_session(session):
+    km, kc = session
+    # One cell first, so that the build below is a session's usual one (the patched evcxr runs
+    # rustc itself between cells, without cargo).
+    reply, _ = run_cell(kc, "let before_build = 1;")
+    assert reply["content"]["status"] == "ok", reply["content"]
+    msg_id = kc.execute(ENDLESS_BUILD)
+    time.sleep(3)
+    t = time.monotonic()
+    km.interrupt_kernel()
+    reply = kc.get_shell_msg(timeout=TIMEOUT)
+    while reply["parent_header"].get("msg_id") != msg_id:
+        reply = kc.get_shell_msg(timeout=TIMEOUT)
+    outputs = iopub_until_idle(kc, msg_id)
+    print(f"build stopped {(time.monotonic() - t) * 1e3:.0f} ms after the interrupt")
+    content = error_of(reply, outputs)
+    assert content["ename"] == "Interrupted", content
+    assert "built" not in stdout_of(outputs)
+    assert_kept(kc)
+
+
 def test_a_pure_cpu_loop_restarts_the_process_and_says_what_was_lost(session):
     km, kc = session
     run_cell(kc, ":client host")

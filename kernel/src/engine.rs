@@ -249,8 +249,12 @@ impl Engine {
     }
 }
 
-/// Kills the cargo builds evcxr started (with every compiler under them), so that an
-/// interrupt during a long build returns at once.
+/// Set when an interrupt killed the cell's build, so that its error reads as an interrupt
+/// rather than as whatever evcxr made of a compiler that vanished. One engine per process.
+static BUILD_STOPPED: AtomicBool = AtomicBool::new(false);
+
+/// Kills the builds evcxr started (cargo with every compiler under it, or rustc alone), so
+/// that an interrupt during a long build returns at once.
 fn kill_builds() {
     let me = std::process::id();
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -279,7 +283,8 @@ fn kill_builds() {
     }
     let mut doomed: Vec<u32> = parent_of
         .iter()
-        .filter(|(_, ppid, comm)| *ppid == me && comm == "cargo")
+        // rustc too: the patched evcxr runs it without cargo between cells.
+        .filter(|(_, ppid, comm)| *ppid == me && (comm == "cargo" || comm == "rustc"))
         .map(|(pid, _, _)| *pid)
         .collect();
     let mut i = 0;
@@ -292,6 +297,9 @@ fn kill_builds() {
                 .map(|(pid, _, _)| *pid),
         );
         i += 1;
+    }
+    if !doomed.is_empty() {
+        BUILD_STOPPED.store(true, Ordering::SeqCst);
     }
     for pid in doomed {
         if let Ok(pid) = libc::pid_t::try_from(pid) {
@@ -758,6 +766,7 @@ fn run(
                     .variables_and_types()
                     .map(|(name, _)| name.to_string())
                     .collect();
+                BUILD_STOPPED.store(false, Ordering::SeqCst);
                 busy.store(true, Ordering::SeqCst);
                 let mut callbacks = evcxr::EvalCallbacks {
                     input_reader: &|request| match &input {
@@ -781,6 +790,10 @@ fn run(
                     })
                     .map_err(|e| {
                         let mut error = cell_error(e);
+                        if BUILD_STOPPED.load(Ordering::SeqCst) {
+                            error.ename = "Interrupted".into();
+                            error.evalue = "the build was interrupted; the cell did not run".into();
+                        }
                         if error.ename == "EvaluationProcessTerminated" {
                             restarted = true;
                             explain_restart(&mut error, &before);

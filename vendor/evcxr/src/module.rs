@@ -561,6 +561,10 @@ fn compile_directly(
     let Ok(output) = recorded.command().output() else {
         return Ok(None);
     };
+    if output.status.code().is_none() {
+        // Killed (an interrupt): a retry through cargo would undo what was asked for.
+        bail!("The build was stopped: rustc ended by a signal.");
+    }
     if !output.status.success() {
         let (errors, _) = errors_from_cargo_output(&output, code_block);
         if errors.is_empty() {
