@@ -147,6 +147,16 @@ def test_interrupting_keeps_the_session(session, what, code):
     assert_kept(kc)
 
 
+def test_a_variable_named_only_inside_a_format_string_is_found(session):
+    # The patched evcxr takes out of the store only the variables whose names occur in a cell;
+    # inline format arguments name them inside string literals.
+    _, kc = session
+    reply, outputs = run_cell(kc, 'println!("{kept}");')
+    assert reply["content"]["status"] == "ok", reply["content"]
+    assert "Backend<host" in stdout_of(outputs)
+    assert_kept(kc)
+
+
 # rustc's const evaluation of this loop takes hours: only an interrupt ends the cell.
 ENDLESS_BUILD = (
     "#[allow(long_running_const_eval)]\n"

@@ -1626,6 +1626,9 @@ impl ContextState {
         mut user_code: CodeBlock,
         compilation_mode: CompilationMode,
     ) -> CodeBlock {
+        // tensorbook patch 4: only variables the cell may use are taken out of the store.
+        let user_text = user_code.code_string();
+        let referenced = identifiers(&user_text);
         let needs_variable_store = !self.variable_states.is_empty()
             || !self.stored_variable_states.is_empty()
             || self.async_mode
@@ -1654,9 +1657,10 @@ impl ContextState {
                 )
                 .generated("}")
                 .generated("let evcxr_variable_store = unsafe {&mut *evcxr_variable_store};")
-                .add_all(self.check_variable_statements())
-                .add_all(self.load_variable_statements());
-            user_code = user_code.add_all(self.store_variable_statements(VariableMoveState::New));
+                .add_all(self.check_variable_statements(&referenced))
+                .add_all(self.load_variable_statements(&referenced));
+            user_code = user_code
+                .add_all(self.store_variable_statements(VariableMoveState::New, &referenced));
         } else {
             code = code.generated("evcxr_variable_store: *mut u8) -> *mut u8 {");
         }
@@ -1711,16 +1715,21 @@ impl ContextState {
             code = code.add_all(user_code);
         }
         if needs_variable_store {
-            code = code.add_all(self.store_variable_statements(VariableMoveState::Available));
+            code = code
+                .add_all(self.store_variable_statements(VariableMoveState::Available, &referenced));
         }
         code = code.generated("evcxr_variable_store");
         code.generated("}")
     }
 
-    fn store_variable_statements(&self, move_state: VariableMoveState) -> CodeBlock {
+    fn store_variable_statements(
+        &self,
+        move_state: VariableMoveState,
+        referenced: &HashSet<&str>,
+    ) -> CodeBlock {
         let mut statements = CodeBlock::new();
         for (var_name, var_state) in &self.variable_states {
-            if var_state.move_state == move_state {
+            if var_state.move_state == move_state && referenced.contains(var_name.as_str()) {
                 statements.pack_variable(
                     var_name.clone(),
                     format!(
@@ -1735,9 +1744,9 @@ impl ContextState {
         statements
     }
 
-    fn check_variable_statements(&self) -> CodeBlock {
+    fn check_variable_statements(&self, referenced: &HashSet<&str>) -> CodeBlock {
         let mut statements = CodeBlock::new().generated("{let mut vars_ok = true;");
-        for (var_name, var_state) in &self.stored_variable_states {
+        for (var_name, var_state) in self.used_stored_variables(referenced) {
             statements = statements.generated(format!(
                 "vars_ok &= evcxr_variable_store.check_variable::<{}>(stringify!({var_name}));",
                 var_state.type_name
@@ -1747,9 +1756,9 @@ impl ContextState {
     }
 
     // Returns code to load values from the variable store back into their variables.
-    fn load_variable_statements(&self) -> CodeBlock {
+    fn load_variable_statements(&self, referenced: &HashSet<&str>) -> CodeBlock {
         let mut statements = CodeBlock::new();
-        for (var_name, var_state) in &self.stored_variable_states {
+        for (var_name, var_state) in self.used_stored_variables(referenced) {
             let mutability = if var_state.is_mut { "mut " } else { "" };
             statements.load_variable(format!(
                 "let {}{} = evcxr_variable_store.take_variable::<{}>(stringify!({}));",
@@ -1757,6 +1766,18 @@ impl ContextState {
             ));
         }
         statements
+    }
+
+    /// tensorbook patch 4: the stored variables whose names occur in the cell. The others stay
+    /// in the store untouched: every cell used to take out, check and put back every variable of
+    /// the session, so a cell's generated code (and rustc's time on it) grew with the session.
+    fn used_stored_variables<'a>(
+        &'a self,
+        referenced: &'a HashSet<&str>,
+    ) -> impl Iterator<Item = (&'a String, &'a VariableState)> {
+        self.stored_variable_states
+            .iter()
+            .filter(|(name, _)| referenced.contains(name.as_str()))
     }
 
     fn current_user_fn_name(&self) -> String {
@@ -2209,5 +2230,28 @@ mod tests {
                 "#![feature(some_other_feature)]".to_owned(),
             ]
         );
+    }
+}
+
+/// tensorbook patch 4: every identifier-like word of `code`, inside strings and comments too
+/// (`format!("{x}")` uses `x` from inside a string), so that no variable a cell may use is left
+/// out; a word that is not a variable costs nothing.
+fn identifiers(code: &str) -> HashSet<&str> {
+    code.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|word| !word.is_empty())
+        .collect()
+}
+
+#[cfg(test)]
+mod variable_use_tests {
+    use super::identifiers;
+
+    #[test]
+    fn words_in_code_strings_and_raw_identifiers_count() {
+        let words = identifiers("let y = r#x + 1; println!(\"{total}\"); // note");
+        for word in ["y", "x", "total", "note", "println"] {
+            assert!(words.contains(word), "{word} missing from {words:?}");
+        }
+        assert!(!words.contains("tot"));
     }
 }
