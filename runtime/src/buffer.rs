@@ -65,22 +65,25 @@ macro_rules! with_dtype {
 }
 
 /// Reserves room for `len` elements (length 0) without aborting when memory runs out: an
-/// impossible size comes back as `Error::Allocation` naming the request. Callers that fill the
-/// vector in parallel use this directly, so the first touch of each page happens in parallel.
+/// impossible size, or one above what this machine can give (see [`crate::host_memory`]),
+/// comes back as `Error::Allocation` naming the request, before any page is touched. Callers
+/// that fill the vector in parallel use this directly, so the first touch of each page happens
+/// in parallel.
 pub fn try_reserve<T: Element>(len: usize, shape: &[usize]) -> Result<Vec<T>> {
-    let too_large = || Error::Allocation {
+    let refused = |reason: String| Error::Allocation {
         shape: shape.to_vec(),
         dtype: T::DTYPE,
         bytes: (len as u128) * (T::DTYPE.size_in_bytes() as u128),
+        reason,
     };
     let bytes = len
         .checked_mul(T::DTYPE.size_in_bytes())
-        .ok_or_else(too_large)?;
-    if bytes > isize::MAX as usize {
-        return Err(too_large());
-    }
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(|| refused("larger than any address space".into()))?;
+    crate::host_memory::admit(bytes).map_err(refused)?;
     let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| too_large())?;
+    v.try_reserve_exact(len)
+        .map_err(|e| refused(format!("the system refused it ({e})")))?;
     Ok(v)
 }
 
@@ -91,19 +94,10 @@ pub fn try_alloc<T: Element>(len: usize, fill: T, shape: &[usize]) -> Result<Vec
     Ok(v)
 }
 
-/// The number of elements of a shape, or an allocation error when it does not fit in memory.
+/// The number of elements of a shape after [`crate::shape::check_shape`], or its error.
 pub fn checked_len(shape: &[usize], dtype: DType) -> Result<usize> {
-    shape
-        .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .filter(|n| n.checked_mul(dtype.size_in_bytes()).is_some())
-        .ok_or_else(|| Error::Allocation {
-            shape: shape.to_vec(),
-            dtype,
-            bytes: shape.iter().fold(dtype.size_in_bytes() as u128, |acc, &d| {
-                acc.saturating_mul(d as u128)
-            }),
-        })
+    crate::shape::check_shape("create", shape, dtype)?;
+    Ok(crate::shape::numel(shape))
 }
 
 impl Buffer {
@@ -155,8 +149,29 @@ impl Buffer {
     }
 
     /// A new buffer holding the elements at `indices`, in that order: the display reads only
-    /// what it prints through this.
-    pub fn gather(&self, indices: &[usize]) -> Buffer {
-        with_buffer!(self, v => Element::into_buffer(indices.iter().map(|&i| v[i]).collect()))
+    /// what it prints through this. An index past the end is an error, not a panic.
+    pub fn gather(&self, indices: &[usize]) -> Result<Buffer> {
+        let len = self.len();
+        if let Some(&bad) = indices.iter().find(|&&i| i >= len) {
+            return Err(Error::InvalidArgument {
+                op: "gather",
+                message: format!("index {bad} is past the end of {len} elements"),
+            });
+        }
+        with_buffer!(self, v => {
+            let mut out = try_reserve(indices.len(), &[indices.len()])?;
+            out.extend(indices.iter().map(|&i| v[i]));
+            Ok(Element::into_buffer(out))
+        })
+    }
+
+    /// A copy, allocated with the same checks as [`try_reserve`] (a plain `clone` aborts the
+    /// process when memory runs out).
+    pub fn try_clone(&self) -> Result<Buffer> {
+        with_buffer!(self, v => {
+            let mut out = try_reserve(v.len(), &[v.len()])?;
+            out.extend_from_slice(v);
+            Ok(Element::into_buffer(out))
+        })
     }
 }

@@ -75,6 +75,10 @@ pub fn client_info(client: Client) -> ClientInfo {
             Ok(n) => (true, *n, None),
             Err(why) => (false, 0, Some(why.clone())),
         },
+        Client::Sim => match crate::backend::sim::status() {
+            Ok(n) => (true, n, None),
+            Err(why) => (false, 0, Some(why)),
+        },
     };
     ClientInfo {
         client,
@@ -85,9 +89,9 @@ pub fn client_info(client: Client) -> ClientInfo {
     }
 }
 
-/// The state of every client, in preference order.
+/// The state of every client: cuda, sim, host, binary.
 pub fn clients() -> Vec<ClientInfo> {
-    Client::PREFERENCE.iter().map(|&c| client_info(c)).collect()
+    Client::ALL.iter().map(|&c| client_info(c)).collect()
 }
 
 /// Every device of every available client, binary first: what the conformance suite iterates.

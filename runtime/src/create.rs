@@ -139,7 +139,10 @@ impl Factory {
         self.place(buffer, shape)
     }
 
-    /// Uniform values in `[low, high)` from `seed`; integers are rounded down.
+    /// Uniform values in `[low, high)` from `seed`; integers are rounded down. As in Nx the
+    /// bounds must be finite and `low < high`; for an integer dtype both must lie in its range
+    /// (`high` may be one past its largest value) and for a float dtype they must be finite in
+    /// it, otherwise the values could not be uniform in `[low, high)`: an error says so.
     pub fn random_uniform(
         &self,
         seed: u64,
@@ -148,14 +151,50 @@ impl Factory {
         low: f64,
         high: f64,
     ) -> Result<Tensor> {
-        if low.is_nan() || high.is_nan() || low >= high {
-            return Err(Error::InvalidArgument {
-                op: "random_uniform",
-                message: format!("low ({low}) must be below high ({high})"),
-            });
+        let invalid = |why: String| Error::InvalidArgument {
+            op: "random_uniform",
+            message: format!("bounds [{low}, {high}) for {dtype}: {why}"),
+        };
+        if !low.is_finite() || !high.is_finite() {
+            return Err(invalid("both bounds must be finite".into()));
         }
+        if low >= high {
+            return Err(invalid("low must be below high".into()));
+        }
+        let (min, max_excl) = match dtype {
+            DType::U8 => (0.0, 256.0),
+            DType::S32 => (i32::MIN as f64, -(i32::MIN as f64)),
+            DType::S64 => (i64::MIN as f64, -(i64::MIN as f64)),
+            DType::F32 => (-(f32::MAX as f64), f32::MAX as f64),
+            DType::F64 => (f64::MIN, f64::MAX),
+        };
+        if low < min || high > max_excl {
+            return Err(invalid(format!("{dtype} holds [{min}, {max_excl}]")));
+        }
+        let span = high - low;
+        if !span.is_finite() {
+            return Err(invalid("the width of the interval overflows f64".into()));
+        }
+        let is_float = dtype.is_float();
+        // The largest value of the dtype below `high`: rounding to f32 (or flooring) must not
+        // land on `high` itself.
+        let below_high = match dtype {
+            DType::F32 => (high as f32).next_down() as f64,
+            DType::F64 => high.next_down(),
+            _ => high.ceil() - 1.0,
+        };
         self.random(seed, dtype, shape, |r| {
-            (low + r.f64() * (high - low)).floor_if(!dtype.is_float())
+            let v = (low + r.f64() * span).floor_if(!is_float);
+            let rounded = if dtype == DType::F32 {
+                v as f32 as f64
+            } else {
+                v
+            };
+            if rounded >= high {
+                below_high
+            } else {
+                v
+            }
         })
     }
 

@@ -14,11 +14,19 @@ pub enum Client {
     Host,
     /// NVIDIA GPUs through cudarc.
     Cuda,
+    /// The simulated accelerator (off unless enabled, see [`crate::backend::sim`]): memory of
+    /// its own kind, work queued on its own thread, a memory limit. It exists so that what the
+    /// cuda backend decides on the host side is tested on machines without a GPU.
+    Sim,
 }
 
 impl Client {
-    /// Every client, in the order `auto` prefers them (fastest first).
+    /// Every client, in the order `auto` prefers them (fastest first). The simulated
+    /// accelerator is never picked by `auto`: it is only used when named.
     pub const PREFERENCE: [Client; 3] = [Client::Cuda, Client::Host, Client::Binary];
+
+    /// Every client, as `clients()` lists them.
+    pub const ALL: [Client; 4] = [Client::Cuda, Client::Sim, Client::Host, Client::Binary];
 
     /// The client's name as printed and parsed.
     pub fn name(self) -> &'static str {
@@ -26,6 +34,7 @@ impl Client {
             Client::Binary => "binary",
             Client::Host => "host",
             Client::Cuda => "cuda",
+            Client::Sim => "sim",
         }
     }
 }
@@ -43,9 +52,10 @@ impl FromStr for Client {
             "binary" => Ok(Client::Binary),
             "host" | "cpu" => Ok(Client::Host),
             "cuda" | "gpu" => Ok(Client::Cuda),
+            "sim" => Ok(Client::Sim),
             other => Err(Error::InvalidArgument {
                 op: "client",
-                message: format!("unknown client {other:?}: expected binary, host or cuda"),
+                message: format!("unknown client {other:?}: expected binary, host, cuda or sim"),
             }),
         }
     }
@@ -83,9 +93,50 @@ impl Device {
         }
     }
 
+    /// `sim:id` (the simulated accelerator).
+    pub fn sim(id: usize) -> Device {
+        Device {
+            client: Client::Sim,
+            id,
+        }
+    }
+
+    /// The kind of memory this device's tensors live in: binary and every host device share
+    /// host memory; each cuda and sim device has its own.
+    pub fn memory_kind(self) -> MemoryKind {
+        match self.client {
+            Client::Binary | Client::Host => MemoryKind::Host,
+            Client::Cuda => MemoryKind::Cuda(self.id),
+            Client::Sim => MemoryKind::Sim(self.id),
+        }
+    }
+
     /// Parses `binary`, `host`, `host:1`, `cuda:0` (a bare client name means device 0).
     pub fn parse(s: &str) -> Result<Device> {
         s.parse()
+    }
+}
+
+/// Which memory a tensor's elements are in. Two devices of one kind read each other's memory
+/// directly (a binary tensor is host memory, so `host:1` can use it as it is); any other pair
+/// needs a copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemoryKind {
+    /// Host memory (binary and host devices).
+    Host,
+    /// The memory of one GPU.
+    Cuda(usize),
+    /// The memory of one simulated accelerator.
+    Sim(usize),
+}
+
+impl fmt::Display for MemoryKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MemoryKind::Host => f.write_str("host memory"),
+            MemoryKind::Cuda(id) => write!(f, "memory of cuda:{id}"),
+            MemoryKind::Sim(id) => write!(f, "memory of sim:{id}"),
+        }
     }
 }
 
@@ -136,6 +187,8 @@ mod tests {
         assert_eq!(Device::BINARY.to_string(), "binary");
         assert_eq!(Device::parse("host:1").unwrap(), Device::host(1));
         assert_eq!(Device::parse("cuda").unwrap(), Device::cuda(0));
+        assert_eq!(Device::parse("sim:1").unwrap(), Device::sim(1));
+        assert_eq!(Device::sim(1).to_string(), "sim:1");
         assert!(Device::parse("tpu:0").is_err());
         assert!(Device::parse("host:x").is_err());
     }

@@ -22,69 +22,140 @@ pub fn print_limit() -> usize {
     PRINT_LIMIT.load(Ordering::Relaxed)
 }
 
-/// The flat indices of the elements a preview shows, in print order.
-fn preview_indices(shape: &[usize], limit: usize) -> Vec<usize> {
-    fn walk(shape: &[usize], strides: &[usize], base: usize, limit: usize, out: &mut Vec<usize>) {
-        match shape.split_first() {
-            None => out.push(base),
-            Some((&d, rest)) => {
-                for i in 0..d.min(limit) {
-                    walk(rest, &strides[1..], base + i * strides[0], limit, out);
-                }
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(shape, &strides(shape), 0, limit, &mut out);
-    out
+/// At most this many lists and values are printed in all: with the per-axis limit alone, a
+/// tensor of rank 20 and size 2 per axis would print a million values, and an empty tensor of
+/// shape `[2, 2, ..., 2, 0]` would print 2^63 empty lists.
+const MAX_PRINTED_NODES: usize = 20_000;
+
+/// A piece of a tensor's printed form: text, or the element at a row-major index.
+enum Piece {
+    Text(String),
+    Value(usize),
 }
 
-fn write_nested(
-    f: &mut String,
-    shape: &[usize],
-    values: &mut impl Iterator<Item = String>,
-    limit: usize,
-    indent: usize,
-) {
-    let pad = " ".repeat(indent);
-    match shape {
-        [] => f.push_str(&values.next().unwrap_or_default()),
-        [d] => {
-            let mut items: Vec<String> = values.take((*d).min(limit)).collect();
-            if *d > limit {
-                items.push("...".into());
-            }
-            f.push_str(&format!("[{}]", items.join(", ")));
-        }
-        [d, rest @ ..] => {
-            f.push_str("[\n");
-            let shown = (*d).min(limit);
+/// The printed form of a tensor of `shape` with the values left as indices, so that only the
+/// elements that will be shown are gathered (from a device, only they cross to the host).
+struct Layout {
+    pieces: Vec<Piece>,
+    budget: usize,
+}
+
+impl Layout {
+    fn of(shape: &[usize], limit: usize) -> Layout {
+        let mut layout = Layout {
+            pieces: Vec::new(),
+            budget: MAX_PRINTED_NODES,
+        };
+        layout.walk(shape, &strides(shape), 0, limit, 2);
+        layout
+    }
+
+    fn text(&mut self, s: impl Into<String>) {
+        self.pieces.push(Piece::Text(s.into()));
+    }
+
+    fn walk(
+        &mut self,
+        shape: &[usize],
+        strides: &[usize],
+        base: usize,
+        limit: usize,
+        indent: usize,
+    ) {
+        let Some((&d, rest)) = shape.split_first() else {
+            self.budget = self.budget.saturating_sub(1);
+            self.pieces.push(Piece::Value(base));
+            return;
+        };
+        self.budget = self.budget.saturating_sub(1);
+        let shown = d.min(limit);
+        let step = strides.first().copied().unwrap_or(0);
+        if rest.is_empty() {
+            self.text("[");
             for i in 0..shown {
-                f.push_str(&format!("{pad}  "));
-                write_nested(f, rest, values, limit, indent + 2);
-                if i + 1 < shown || *d > limit {
-                    f.push(',');
+                if i > 0 {
+                    self.text(", ");
                 }
-                f.push('\n');
+                if self.budget == 0 {
+                    self.text("...");
+                    break;
+                }
+                self.walk(
+                    rest,
+                    &[],
+                    base.saturating_add(i.saturating_mul(step)),
+                    limit,
+                    indent,
+                );
             }
-            if *d > limit {
-                f.push_str(&format!("{pad}  ...\n"));
+            if d > limit && self.budget > 0 {
+                self.text(", ...");
             }
-            f.push_str(&format!("{pad}]"));
+            self.text("]");
+            return;
         }
+        let pad = " ".repeat(indent);
+        self.text("[\n");
+        for i in 0..shown {
+            if self.budget == 0 {
+                self.text(format!("{pad}  ...\n"));
+                break;
+            }
+            self.text(format!("{pad}  "));
+            let at = base.saturating_add(i.saturating_mul(step));
+            self.walk(rest, &strides[1..], at, limit, indent + 2);
+            if i + 1 < shown || d > limit {
+                self.text(",");
+            }
+            self.text("\n");
+        }
+        if d > limit && self.budget > 0 {
+            self.text(format!("{pad}  ...\n"));
+        }
+        self.text(format!("{pad}]"));
+    }
+
+    /// The indices of the values shown, in print order (none for an empty tensor).
+    fn indices(&self, size: usize) -> Vec<usize> {
+        if size == 0 {
+            return Vec::new();
+        }
+        self.pieces
+            .iter()
+            .filter_map(|p| match p {
+                Piece::Value(i) => Some(*i),
+                Piece::Text(_) => None,
+            })
+            .collect()
+    }
+
+    /// The text with `values` (formatted, in print order) in place.
+    fn render(&self, values: &[String]) -> String {
+        let mut next = values.iter();
+        let mut out = String::new();
+        for p in &self.pieces {
+            match p {
+                Piece::Text(t) => out.push_str(t),
+                Piece::Value(_) => out.push_str(next.next().map(String::as_str).unwrap_or("")),
+            }
+        }
+        out
     }
 }
 
 impl Tensor {
     /// The previewed elements, formatted, in print order; `Err` with what to show instead
     /// (`Deallocated`, or a device's failure).
-    fn preview_values(&self, limit: usize) -> std::result::Result<Vec<String>, String> {
+    fn preview_values(&self, layout: &Layout) -> std::result::Result<Vec<String>, String> {
         let shown = |e: Error| match e {
             Error::Deallocated { .. } => "Deallocated".to_string(),
             other => format!("(values unavailable: {other})"),
         };
         let memory = self.memory().map_err(shown)?;
-        let indices = preview_indices(self.shape(), limit);
+        let indices = layout.indices(self.size());
+        if indices.is_empty() {
+            return Ok(Vec::new());
+        }
         let picked: Buffer = memory.gather(&indices).map_err(shown)?;
         Ok((0..picked.len()).map(|i| picked.format_at(i)).collect())
     }
@@ -102,9 +173,10 @@ impl Tensor {
             fmt_shape(self.shape()),
             self.backend_line()
         );
-        match self.preview_values(limit) {
+        let layout = Layout::of(self.shape(), limit);
+        match self.preview_values(&layout) {
             Err(why) => s.push_str(&why),
-            Ok(values) => write_nested(&mut s, self.shape(), &mut values.into_iter(), limit, 2),
+            Ok(values) => s.push_str(&layout.render(&values)),
         }
         s.push('>');
         s
@@ -127,7 +199,8 @@ impl Tensor {
             self.size(),
             self.byte_size()
         );
-        match (self.preview_values(limit), self.rank()) {
+        let layout = Layout::of(self.shape(), limit);
+        match (self.preview_values(&layout), self.rank()) {
             (Err(why), _) => h.push_str(&format!(
                 "<div class=\"tb-deallocated\">{}</div>",
                 html_escape(&why)

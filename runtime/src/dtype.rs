@@ -237,23 +237,30 @@ macro_rules! int_element {
                 // total so that no input can panic.
                 self.checked_div(o).unwrap_or(0)
             }
-            #[allow(unused_comparisons)]
+            /// XLA's integer power: a negative exponent gives 1 for base 1, ±1 for base -1
+            /// (by the exponent's parity) and 0 otherwise; a non-negative one wraps, by
+            /// squaring over the whole exponent (2^64 steps would be needed otherwise).
             fn pow(self, o: Self) -> Self {
-                if o < 0 {
-                    return match self.to_f64() as i64 {
+                let e = o as i128;
+                if e < 0 {
+                    return match self as i128 {
                         1 => 1,
-                        -1 => {
-                            if (o.to_f64() as i64) % 2 == 0 {
-                                1
-                            } else {
-                                self
-                            }
-                        }
+                        -1 if e & 1 == 0 => 1,
+                        -1 => self,
                         _ => 0,
                     };
                 }
-                let e = u32::try_from(o.to_f64() as i64).unwrap_or(u32::MAX);
-                self.wrapping_pow(e)
+                let (mut n, mut base, mut acc) = (e as u128, self, 1 as $t);
+                while n > 0 {
+                    if n & 1 == 1 {
+                        acc = acc.wrapping_mul(base);
+                    }
+                    n >>= 1;
+                    if n > 0 {
+                        base = base.wrapping_mul(base);
+                    }
+                }
+                acc
             }
             fn neg(self) -> Self {
                 (0 as $t).wrapping_sub(self)
@@ -366,6 +373,14 @@ mod tests {
         assert_eq!(Element::pow(2i64, -1), 0);
         assert_eq!(Element::pow(-1i32, -3), -1);
         assert_eq!(Element::div(7u8, 0), 0);
+        // Exponents past u32::MAX: 3^(2^32 + 1) mod 2^64 is 3 * (3^(2^32) mod 2^64).
+        let big = (1i64 << 32) + 1;
+        let expected = (0..32).fold(3i64, |b, _| b.wrapping_mul(b)).wrapping_mul(3);
+        assert_eq!(Element::pow(3i64, big), expected);
+        assert_eq!(Element::pow(-1i64, i64::MIN + 1), -1);
+        assert_eq!(Element::pow(-1i64, i64::MIN), 1);
+        assert_eq!(Element::pow(-1i32, -7), -1);
+        assert_eq!(Element::pow(2u8, 9), 0);
     }
 
     #[test]

@@ -124,8 +124,11 @@ pub enum Error {
         /// Its shape.
         shape: Vec<usize>,
     },
-    /// Memory for a tensor could not be obtained.
-    #[error("cannot allocate {dtype}{} ({bytes} bytes)", fmt_shape(.shape))]
+    /// Host memory for a tensor could not be obtained: the size does not exist on any machine,
+    /// or it is more than this one can give (its available memory, or the cap set with
+    /// `set_host_memory_limit` / `TENSORBOOK_HOST_MEMORY_LIMIT`). Decided before any page is
+    /// touched.
+    #[error("cannot allocate {dtype}{} ({bytes} bytes): {reason}", fmt_shape(.shape))]
     Allocation {
         /// The shape asked for.
         shape: Vec<usize>,
@@ -133,6 +136,20 @@ pub enum Error {
         dtype: DType,
         /// The bytes that would be needed.
         bytes: u128,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// A backend was handed memory that does not belong to the device it runs on. The frontend
+    /// moves every weak operand before dispatch, so this names a bug in tensorbook, with both
+    /// placements.
+    #[error("{op} on {device} was handed {found}: the backend contract requires memory of {device} (internal error; please report it)")]
+    Placement {
+        /// The operation.
+        op: &'static str,
+        /// The device the op runs on.
+        device: Device,
+        /// The memory it was handed.
+        found: String,
     },
     /// A device could not allocate memory for a tensor (out of memory, or over the memory
     /// fraction the session allows).

@@ -32,6 +32,7 @@ pub mod device;
 pub mod display;
 pub mod dtype;
 pub mod error;
+pub mod host_memory;
 pub mod interrupt;
 pub mod memory;
 pub mod notebook;
@@ -41,18 +42,20 @@ pub mod session;
 pub mod shape;
 pub mod tensor;
 
+pub use backend::sim::{set_sim_device_count, set_sim_memory_limit};
 pub use client::{client_info, clients, devices, set_host_device_count, ClientInfo};
 pub use create::{on, Factory};
-pub use device::{Client, Device};
+pub use device::{Client, Device, MemoryKind};
 pub use display::{print_limit, set_print_limit};
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
+pub use host_memory::set_host_memory_limit;
 pub use interrupt::sleep;
 pub use notebook::{
     clear_output, display, input, input_password, keep_output_flowing, DisplayHandle, Displayable,
     Html, Svg,
 };
-pub use ops::{Leftover, Operand};
+pub use ops::{merge_number, Leftover, Operand};
 pub use serving::Serving;
 pub use session::{default_device, resolve_device, set_default_client, set_default_device};
 pub use tensor::Tensor;

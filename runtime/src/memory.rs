@@ -1,12 +1,16 @@
 //! `Memory`: where a tensor's elements are. The CPU backends (binary, host) keep a [`Buffer`] in
-//! host memory; the cuda backend keeps a [`CudaBuffer`] on one GPU. Reading values, transfers
-//! and the display go through here, so they work the same whatever the placement.
+//! host memory; the cuda backend keeps a [`CudaBuffer`] on one GPU; the simulated accelerator a
+//! [`SimBuffer`] that only its own queue can read. Reading values, transfers and the display go
+//! through the owning backend's half of the contract (download, gather, sync), so they work the
+//! same whatever the placement.
 
 use std::borrow::Cow;
 
-use crate::backend::cuda::{self, CudaBuffer};
+use crate::backend::cuda::CudaBuffer;
+use crate::backend::sim::SimBuffer;
+use crate::backend::{self, for_memory};
 use crate::buffer::Buffer;
-use crate::device::{Client, Device};
+use crate::device::{Device, MemoryKind};
 use crate::dtype::DType;
 use crate::error::Result;
 
@@ -17,15 +21,23 @@ pub enum Memory {
     Host(Buffer),
     /// Memory on a cuda device.
     Cuda(CudaBuffer),
+    /// Memory of a simulated accelerator.
+    Sim(SimBuffer),
 }
 
 impl Memory {
-    /// Puts the host elements of a tensor of `shape` where `device` keeps its memory (an
-    /// upload for cuda).
-    pub fn place(buffer: Buffer, shape: &[usize], device: Device) -> Result<Memory> {
-        match device.client {
-            Client::Binary | Client::Host => Ok(Memory::Host(buffer)),
-            Client::Cuda => Ok(Memory::Cuda(cuda::upload(&buffer, shape, device.id)?)),
+    /// Puts the host elements of a tensor where `device` keeps its memory (an upload for an
+    /// accelerator).
+    pub fn place(buffer: Buffer, device: Device) -> Result<Memory> {
+        backend::for_device(device)?.upload(device, buffer)
+    }
+
+    /// Which memory this is.
+    pub fn kind(&self) -> MemoryKind {
+        match self {
+            Memory::Host(_) => MemoryKind::Host,
+            Memory::Cuda(c) => MemoryKind::Cuda(c.ordinal()),
+            Memory::Sim(s) => MemoryKind::Sim(s.device_id()),
         }
     }
 
@@ -34,6 +46,7 @@ impl Memory {
         match self {
             Memory::Host(b) => b.dtype(),
             Memory::Cuda(c) => c.dtype(),
+            Memory::Sim(s) => s.dtype(),
         }
     }
 
@@ -42,6 +55,7 @@ impl Memory {
         match self {
             Memory::Host(b) => b.len(),
             Memory::Cuda(c) => c.len(),
+            Memory::Sim(s) => s.len(),
         }
     }
 
@@ -54,33 +68,24 @@ impl Memory {
     pub fn as_host(&self) -> Option<&Buffer> {
         match self {
             Memory::Host(b) => Some(b),
-            Memory::Cuda(_) => None,
+            _ => None,
         }
     }
 
     /// Every element in host memory: borrowed when already there, otherwise copied from the
     /// device once the work that produces it has finished.
     pub fn to_host(&self) -> Result<Cow<'_, Buffer>> {
-        match self {
-            Memory::Host(b) => Ok(Cow::Borrowed(b)),
-            Memory::Cuda(c) => Ok(Cow::Owned(cuda::download(c)?)),
-        }
+        for_memory(self).download(self)
     }
 
     /// The elements at `indices` (row-major positions), in that order. On a device only these
     /// elements cross to the host: the display of a large tensor stays cheap.
     pub fn gather(&self, indices: &[usize]) -> Result<Buffer> {
-        match self {
-            Memory::Host(b) => Ok(b.gather(indices)),
-            Memory::Cuda(c) => cuda::gather(c, indices),
-        }
+        for_memory(self).gather(self, indices)
     }
 
     /// Waits for the work that produces these elements (a no-op in host memory).
     pub fn sync(&self) -> Result<()> {
-        match self {
-            Memory::Host(_) => Ok(()),
-            Memory::Cuda(c) => cuda::sync(c),
-        }
+        for_memory(self).sync(self)
     }
 }

@@ -1,32 +1,37 @@
-//! The op set as methods on `Tensor`. Each op validates shapes, dtypes and axes, asks
-//! [`resolve_device`] where to run, converts dtypes as Nx does, and hands buffers to that
-//! device's backend. Nothing here loops over elements.
+//! The op set as methods on `Tensor`. Each op validates shapes, dtypes and axes (every result
+//! shape passes `check_shape`), asks [`resolve_device`] where to run, moves weak operands there
+//! and converts dtypes as Nx does, then hands an [`Op`] to [`backend::dispatch`], which checks
+//! the backend contract. Nothing here loops over elements.
+//!
+//! Where tensorbook deliberately differs from Nx, the method's docs say so.
 
-use crate::backend::{self, ArgOp, Backend, BinaryOp, ReduceOp, Strided, UnaryOp};
-use crate::create::on;
+use crate::backend::{self, ArgOp, BinaryOp, Op, ReduceOp, Strided, UnaryOp};
+use crate::buffer::{try_alloc, Buffer};
 use crate::device::Device;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::memory::Memory;
 use crate::session::resolve_device;
 use crate::shape::{
-    broadcast_shapes, broadcast_strides, fmt_shape, normalize_axes, normalize_axis, numel, strides,
+    broadcast_shapes, broadcast_strides, check_shape, fmt_shape, normalize_axes, normalize_axis,
+    numel, strides, MAX_RANK,
 };
 use crate::tensor::Tensor;
 
 /// The right-hand side of an elementwise op: a tensor, or a Rust number that becomes a weakly
-/// typed scalar (an integer literal takes the tensor's dtype; a float literal makes an integer
-/// tensor f32), as Nx does with number literals.
+/// typed scalar. The number's type merges with the tensor's as `Nx.Type.merge_number` does:
+/// the tensor keeps its type when the number fits it, an integer that does not fit widens it
+/// (`u8 + 300` is s32, `u8 + -1` is s32, `s32 + 3_000_000_000` is s64; Nx would pick u16, s16
+/// and s64, and tensorbook has no 16-bit types, so it takes the next one that holds them), and
+/// a float makes an integer tensor f32.
 #[derive(Clone, Copy, Debug)]
 pub enum Operand<'a> {
     /// A tensor.
     Tensor(&'a Tensor),
-    /// A number literal.
-    Number {
-        /// The value.
-        value: f64,
-        /// Whether it was written as a float.
-        float: bool,
-    },
+    /// An integer literal, kept exact (no trip through f64).
+    Integer(i128),
+    /// A float literal.
+    Float(f64),
 }
 
 impl<'a> From<&'a Tensor> for Operand<'a> {
@@ -36,15 +41,49 @@ impl<'a> From<&'a Tensor> for Operand<'a> {
 }
 
 macro_rules! number_operand {
-    ($($t:ty => $float:expr),*) => {$(
+    ($variant:ident: $($t:ty),*) => {$(
         impl From<$t> for Operand<'_> {
             fn from(v: $t) -> Self {
-                Operand::Number { value: v as f64, float: $float }
+                Operand::$variant(v.into())
             }
         }
     )*};
 }
-number_operand!(f64 => true, f32 => true, i64 => false, i32 => false, u8 => false, usize => false);
+number_operand!(Float: f64, f32);
+number_operand!(Integer: i64, i32, u8, u32, u64);
+
+impl From<usize> for Operand<'_> {
+    fn from(v: usize) -> Self {
+        // usize is at most 64 bits on every target Rust supports.
+        Operand::Integer(v as i128)
+    }
+}
+
+/// The dtype a number literal and a tensor of `dtype` meet in (`Nx.Type.merge_number`, mapped
+/// onto tensorbook's dtypes), or an error for an integer no dtype holds.
+pub fn merge_number(dtype: DType, number: Operand<'_>) -> Result<DType> {
+    let fits = |v: i128, d: DType| match d {
+        DType::U8 => u8::try_from(v).is_ok(),
+        DType::S32 => i32::try_from(v).is_ok(),
+        DType::S64 => i64::try_from(v).is_ok(),
+        DType::F32 | DType::F64 => true,
+    };
+    match number {
+        Operand::Tensor(t) => Ok(dtype.promote(t.dtype())),
+        _ if dtype.is_float() => Ok(dtype),
+        Operand::Float(_) => Ok(DType::F32),
+        Operand::Integer(v) => [dtype, DType::S32, DType::S64]
+            .into_iter()
+            .filter(|&d| d >= dtype)
+            .find(|&d| fits(v, d))
+            .ok_or_else(|| Error::InvalidArgument {
+                op: "number",
+                message: format!(
+                    "the integer {v} fits no integer dtype (the widest is s64); write it as a float"
+                ),
+            }),
+    }
+}
 
 /// What happens to the last, incomplete batch in [`Tensor::to_batched`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,10 +94,25 @@ pub enum Leftover {
     Discard,
 }
 
-fn backend_of(device: Device) -> Result<&'static dyn Backend> {
-    // Every operation passes here: the safe point where an interrupted cell stops.
-    crate::interrupt::check()?;
-    backend::for_device(device)
+/// Runs `op` on `device` over operands already moved there and wraps the result of `shape`.
+/// An operand elsewhere is the typed placement error (the contract), never a backend's guess.
+fn run(device: Device, op: Op, operands: &[&Tensor], shape: Vec<usize>) -> Result<Tensor> {
+    let memories = operands
+        .iter()
+        .map(|t| {
+            if t.device() != device {
+                return Err(Error::Placement {
+                    op: op.name(),
+                    device,
+                    found: t.signature(),
+                });
+            }
+            t.memory()
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let refs: Vec<&Memory> = memories.iter().map(|m| &**m).collect();
+    let out = backend::dispatch(device, &op, &refs)?;
+    Tensor::from_memory(out, shape, device)
 }
 
 macro_rules! binary_methods {
@@ -80,68 +134,85 @@ macro_rules! unary_methods {
 }
 
 impl Tensor {
-    /// Converts to `dtype` on `device` (no copy when already of that type).
-    fn converted(&self, dtype: DType, device: Device) -> Result<Tensor> {
-        if self.dtype() == dtype {
-            return Ok(self.clone());
+    /// This tensor on `device` (moved there if it is a weak operand) and of `dtype`.
+    fn prepared(&self, dtype: DType, device: Device) -> Result<Tensor> {
+        let here = self.to_device(device)?;
+        if here.dtype() == dtype {
+            return Ok(here);
         }
-        let out = backend_of(device)?.cast(&*self.memory()?, dtype)?;
-        Ok(Tensor::from_memory(out, self.shape().to_vec(), device))
+        let shape = here.shape().to_vec();
+        run(device, Op::Cast(dtype), &[&here], shape)
     }
 
     /// Materialises a strided view of this tensor on its device.
     fn view(&self, op: &'static str, view: Strided, shape: Vec<usize>) -> Result<Tensor> {
+        check_shape(op, &shape, self.dtype())?;
         let device = resolve_device(op, None, &[self])?;
-        let out = backend_of(device)?.copy_strided(&*self.memory()?, &view, &shape)?;
-        Ok(Tensor::from_memory(out, shape, device))
+        run(
+            device,
+            Op::CopyStrided {
+                view,
+                out_shape: shape.clone(),
+            },
+            &[self],
+            shape,
+        )
     }
 
     /// Converts this tensor to `dtype` (the same tensor when it already has that dtype:
     /// tensors are immutable, so nothing is copied).
     pub fn as_type(&self, dtype: DType) -> Result<Tensor> {
         let device = resolve_device("as_type", None, &[self])?;
-        self.converted(dtype, device)
+        self.prepared(dtype, device)
+    }
+
+    /// A rank-0 tensor of `dtype` holding a number literal, exactly when the dtype holds it.
+    fn literal(&self, number: Operand<'_>, dtype: DType) -> Result<Tensor> {
+        let buffer = match number {
+            Operand::Integer(v) => crate::with_dtype!(dtype, T => {
+                use crate::dtype::Element;
+                // merge_number chose a dtype that holds v; floats round as `as` does.
+                let value = if dtype.is_float() { T::from_f64(v as f64) } else { T::from_i64(v as i64) };
+                T::into_buffer(vec![value])
+            }),
+            Operand::Float(v) => crate::with_dtype!(dtype, T => {
+                use crate::dtype::Element;
+                T::into_buffer(vec![T::from_f64(v)])
+            }),
+            Operand::Tensor(t) => return Ok(t.clone()),
+        };
+        Tensor::from_host(buffer, Vec::new(), self.device())
     }
 
     fn binary_op(&self, op: BinaryOp, rhs: Operand<'_>) -> Result<Tensor> {
-        let number;
-        let rhs = match rhs {
-            Operand::Tensor(t) => t,
-            Operand::Number { value, float } => {
-                let dtype = if float && !self.dtype().is_float() {
-                    DType::F32
-                } else {
-                    self.dtype()
-                };
-                number = on(self.device()).full(value, dtype, &[])?;
-                &number
-            }
-        };
-        let device = resolve_device(op.name(), None, &[self, rhs])?;
-        let mut dtype = self.dtype().promote(rhs.dtype());
+        let mut dtype = merge_number(self.dtype(), rhs).map_err(|e| match e {
+            Error::InvalidArgument { message, .. } => Error::InvalidArgument {
+                op: op.name(),
+                message,
+            },
+            other => other,
+        })?;
+        let rhs = self.literal(rhs, dtype)?;
+        let device = resolve_device(op.name(), None, &[self, &rhs])?;
         if op == BinaryOp::Divide {
             dtype = dtype.to_float();
         }
         let out_shape = broadcast_shapes(op.name(), self.shape(), rhs.shape())?;
-        let (a, b) = (
-            self.converted(dtype, device)?,
-            rhs.converted(dtype, device)?,
-        );
-        let va = Strided {
-            offset: 0,
-            strides: broadcast_strides(a.shape(), &out_shape),
-        };
-        let vb = Strided {
-            offset: 0,
-            strides: broadcast_strides(b.shape(), &out_shape),
-        };
-        let out = backend_of(device)?.binary(
+        check_shape(op.name(), &out_shape, dtype)?;
+        let (a, b) = (self.prepared(dtype, device)?, rhs.prepared(dtype, device)?);
+        let kernel = Op::Binary {
             op,
-            (&*a.memory()?, &va),
-            (&*b.memory()?, &vb),
-            &out_shape,
-        )?;
-        Ok(Tensor::from_memory(out, out_shape, device))
+            lhs: Strided {
+                offset: 0,
+                strides: broadcast_strides(a.shape(), &out_shape),
+            },
+            rhs: Strided {
+                offset: 0,
+                strides: broadcast_strides(b.shape(), &out_shape),
+            },
+            out_shape: out_shape.clone(),
+        };
+        run(device, kernel, &[&a, &b], out_shape)
     }
 
     binary_methods! {
@@ -175,13 +246,13 @@ impl Tensor {
 
     fn unary_op(&self, op: UnaryOp) -> Result<Tensor> {
         let device = resolve_device(op.name(), None, &[self])?;
-        let x = if op.needs_float() {
-            self.converted(self.dtype().to_float(), device)?
+        let dtype = if op.needs_float() {
+            self.dtype().to_float()
         } else {
-            self.clone()
+            self.dtype()
         };
-        let out = backend_of(device)?.unary(op, &*x.memory()?)?;
-        Ok(Tensor::from_memory(out, self.shape().to_vec(), device))
+        let x = self.prepared(dtype, device)?;
+        run(device, Op::Unary(op), &[&x], self.shape().to_vec())
     }
 
     unary_methods! {
@@ -225,15 +296,23 @@ impl Tensor {
         keep_axes: bool,
         dtype: DType,
     ) -> Result<Tensor> {
-        let axes = match axes {
-            Some(a) => normalize_axes(name, a, self.shape())?,
-            None => (0..self.rank()).collect(),
-        };
+        let axes = self.reduced_axes(name, axes)?;
         let device = resolve_device(name, None, &[self])?;
-        let x = self.converted(dtype, device)?;
-        let out = backend_of(device)?.reduce(op, &*x.memory()?, self.shape(), &axes)?;
+        let x = self.prepared(dtype, device)?;
         let shape = reduced_shape(self.shape(), &axes, keep_axes);
-        Ok(Tensor::from_memory(out, shape, device))
+        let kernel = Op::Reduce {
+            op,
+            shape: self.shape().to_vec(),
+            axes,
+        };
+        run(device, kernel, &[&x], shape)
+    }
+
+    fn reduced_axes(&self, name: &'static str, axes: Option<&[isize]>) -> Result<Vec<usize>> {
+        match axes {
+            Some(a) => normalize_axes(name, a, self.shape()),
+            None => Ok((0..self.rank()).collect()),
+        }
     }
 
     /// Sum over `axes` (all when `None`); integers sum in s64.
@@ -258,18 +337,23 @@ impl Tensor {
         )
     }
 
-    /// Maximum over `axes` (all when `None`).
+    /// Maximum over `axes` (all when `None`). Over zero elements it is the dtype's lowest
+    /// value (-Inf for floats), the reduction's identity, as in Nx.
     pub fn reduce_max(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
         self.reduce_op(ReduceOp::Max, "reduce_max", axes, keep_axes, self.dtype())
     }
 
-    /// Minimum over `axes` (all when `None`).
+    /// Minimum over `axes` (all when `None`). Over zero elements it is the dtype's highest
+    /// value (Inf for floats), as in Nx.
     pub fn reduce_min(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
         self.reduce_op(ReduceOp::Min, "reduce_min", axes, keep_axes, self.dtype())
     }
 
-    /// Mean over `axes` (all when `None`); integers average as f32.
+    /// Mean over `axes` (all when `None`); integers average as f32. The mean of zero elements
+    /// is NaN (0 / 0), as in Nx.
     pub fn mean(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
+        let reduced = self.reduced_axes("mean", axes)?;
+        let count = numel(&reduced.iter().map(|&a| self.shape()[a]).collect::<Vec<_>>());
         let total = self.reduce_op(
             ReduceOp::Sum,
             "mean",
@@ -277,7 +361,6 @@ impl Tensor {
             keep_axes,
             self.dtype().to_float(),
         )?;
-        let count = (self.size() / total.size().max(1)).max(1);
         total.divide(count)
     }
 
@@ -299,13 +382,17 @@ impl Tensor {
             });
         }
         let device = resolve_device(name, None, &[self])?;
-        let out = backend_of(device)?.arg_reduce(op, &*x.memory()?, x.shape(), axis)?;
         let shape = match (keep_axes, x.rank() == self.rank()) {
             (true, true) => reduced_shape(self.shape(), &[axis], true),
             (true, false) => vec![1; self.rank()],
             (false, _) => reduced_shape(x.shape(), &[axis], false),
         };
-        Ok(Tensor::from_memory(out, shape, device))
+        let kernel = Op::ArgReduce {
+            op,
+            shape: x.shape().to_vec(),
+            axis,
+        };
+        run(device, kernel, &[&x], shape)
     }
 
     /// Index of the first maximum along `axis` (over all elements, flattened, when `None`), s64.
@@ -352,26 +439,37 @@ impl Tensor {
             });
         }
         let batch = broadcast_shapes("dot", &a_shape[..ra - 2], &b_shape[..rb - 2])?;
-        let nbatch = numel(&batch);
-        let a = self.converted(dtype, device)?.with_shape(a_shape.clone());
-        let b = rhs.converted(dtype, device)?.with_shape(b_shape.clone());
-        let (a, sa) = batch_operand(a, &batch, [m, k])?;
-        let (b, sb) = batch_operand(b, &batch, [k, n])?;
-        let out =
-            backend_of(device)?.matmul(&*a.memory()?, sa, &*b.memory()?, sb, nbatch, m, k, n)?;
-        let mut shape = batch;
+        let mut shape = batch.clone();
         if self.rank() > 1 {
             shape.push(m);
         }
         if rhs.rank() > 1 {
             shape.push(n);
         }
-        Ok(Tensor::from_memory(out, shape, device))
+        // Two empty operands can have a product that is not empty ([2^31,0]·[0,2^31]).
+        check_shape("dot", &shape, dtype)?;
+        let mut full = batch.clone();
+        full.extend([m, n]);
+        check_shape("dot", &full, dtype)?;
+        let a = self.prepared(dtype, device)?.with_shape(a_shape);
+        let b = rhs.prepared(dtype, device)?.with_shape(b_shape);
+        let (a, sa) = batch_operand(a, &batch, [m, k])?;
+        let (b, sb) = batch_operand(b, &batch, [k, n])?;
+        let kernel = Op::Matmul {
+            lhs_batch_stride: sa,
+            rhs_batch_stride: sb,
+            batch: numel(&batch),
+            m,
+            k,
+            n,
+        };
+        run(device, kernel, &[&a, &b], shape)
     }
 
     /// The same elements with another shape of the same size (shares the buffer).
     pub fn reshape(&self, shape: &[usize]) -> Result<Tensor> {
         self.memory()?;
+        check_shape("reshape", shape, self.dtype())?;
         if numel(shape) != self.size() {
             return Err(Error::ShapeMismatch {
                 op: "reshape",
@@ -437,6 +535,15 @@ impl Tensor {
 
     /// Inserts an axis of size 1 before `axis` (`-1` appends).
     pub fn new_axis(&self, axis: isize) -> Result<Tensor> {
+        if self.rank() >= MAX_RANK {
+            return Err(Error::InvalidArgument {
+                op: "new_axis",
+                message: format!(
+                    "{} already has the highest rank a tensor may have ({MAX_RANK})",
+                    self.signature()
+                ),
+            });
+        }
         let mut extended = self.shape().to_vec();
         extended.push(1);
         let at = normalize_axis("new_axis", axis, &extended)?;
@@ -447,6 +554,7 @@ impl Tensor {
 
     /// Broadcasts to `shape` by NumPy/Nx rules.
     pub fn broadcast(&self, shape: &[usize]) -> Result<Tensor> {
+        check_shape("broadcast", shape, self.dtype())?;
         let out = broadcast_shapes("broadcast", self.shape(), shape)?;
         if out != shape {
             return Err(Error::ShapeMismatch {
@@ -463,8 +571,12 @@ impl Tensor {
         self.view("broadcast", view, shape.to_vec())
     }
 
-    /// The block starting at `start` with `lengths` elements per axis, taking every
-    /// `strides[i]`-th element (1 when `None`).
+    /// The block starting at `start` spanning `lengths` elements per axis, taking every
+    /// `steps[i]`-th of them (1 when `None`), as `Nx.slice`: axis `i` of the result has
+    /// `ceil(lengths[i] / steps[i])` elements, and a start that would run past the end is
+    /// moved back so that the block fits (`slice(&[5], &[2], None)` of 6 elements is
+    /// elements 4 and 5). A length above the axis or a step of 0 is an error. Unlike Nx, a
+    /// length of 0 is allowed and gives an empty axis.
     pub fn slice(
         &self,
         start: &[usize],
@@ -478,7 +590,7 @@ impl Tensor {
             return Err(Error::InvalidArgument {
                 op: "slice",
                 message: format!(
-                    "{} needs {rank} start indices, lengths and strides; got {}, {} and {}",
+                    "{} needs {rank} start indices, lengths and steps; got {}, {} and {}",
                     self.signature(),
                     start.len(),
                     lengths.len(),
@@ -487,33 +599,42 @@ impl Tensor {
             });
         }
         let s = strides(self.shape());
-        let mut offset = 0;
+        let mut offset = 0usize;
+        let mut view_strides = Vec::with_capacity(rank);
+        let mut shape = Vec::with_capacity(rank);
         for i in 0..rank {
-            let dim = self.shape()[i];
-            let last = start[i] + lengths[i].saturating_sub(1) * steps[i];
-            if steps[i] == 0 || (lengths[i] > 0 && last >= dim) || start[i] > dim {
+            let (dim, len, step) = (self.shape()[i], lengths[i], steps[i]);
+            if step == 0 || len > dim {
                 return Err(Error::InvalidArgument {
                     op: "slice",
                     message: format!(
-                        "axis {i}: start {}, length {} and stride {} do not fit size {dim} of {}",
-                        start[i],
-                        lengths[i],
-                        steps[i],
+                        "axis {i}: length {len} and step {step} do not fit size {dim} of {} \
+                         (the length must be at most the size, the step at least 1)",
                         self.signature()
                     ),
                 });
             }
-            offset += start[i] * s[i];
+            let first = start[i].min(dim - len);
+            let count = len.div_ceil(step);
+            // In range for a valid shape: first < dim, and step < len <= dim when count > 1.
+            offset = offset.saturating_add(first.saturating_mul(s[i]));
+            view_strides.push(if count > 1 {
+                s[i].saturating_mul(step)
+            } else {
+                0
+            });
+            shape.push(count);
         }
         let view = Strided {
             offset,
-            strides: (0..rank).map(|i| s[i] * steps[i]).collect(),
+            strides: view_strides,
         };
-        self.view("slice", view, lengths.to_vec())
+        self.view("slice", view, shape)
     }
 
-    /// A copy with the block at `start` replaced by `update` (converted to this dtype). As in Nx
-    /// the start is moved back so that the update fits.
+    /// A copy with the block at `start` replaced by `update`, in the type both merge to (as
+    /// `Nx.put_slice`: an f32 update into an s32 tensor gives f32). As in Nx the start is moved
+    /// back so that the update fits.
     pub fn put_slice(&self, start: &[usize], update: &Tensor) -> Result<Tensor> {
         if update.rank() != self.rank() || start.len() != self.rank() {
             return Err(Error::ShapeMismatch {
@@ -536,18 +657,20 @@ impl Tensor {
             });
         }
         let device = resolve_device("put_slice", None, &[self, update])?;
-        let update = update.converted(self.dtype(), device)?;
+        let dtype = self.dtype().promote(update.dtype());
+        let (x, update) = (
+            self.prepared(dtype, device)?,
+            update.prepared(dtype, device)?,
+        );
         let start: Vec<usize> = (0..self.rank())
             .map(|i| start[i].min(self.shape()[i] - update.shape()[i]))
             .collect();
-        let out = backend_of(device)?.put_slice(
-            &*self.memory()?,
-            self.shape(),
-            &*update.memory()?,
-            update.shape(),
-            &start,
-        )?;
-        Ok(Tensor::from_memory(out, self.shape().to_vec(), device))
+        let kernel = Op::PutSlice {
+            shape: self.shape().to_vec(),
+            update_shape: update.shape().to_vec(),
+            start,
+        };
+        run(device, kernel, &[&x, &update], self.shape().to_vec())
     }
 
     /// Joins tensors along `axis`; every other axis must agree. Dtypes promote.
@@ -557,7 +680,8 @@ impl Tensor {
             message: "needs at least one tensor".into(),
         })?;
         let axis = normalize_axis("concatenate", axis, first.shape())?;
-        for t in &tensors[1..] {
+        let mut joined = 0usize;
+        for t in tensors {
             let fits = t.rank() == first.rank()
                 && (0..first.rank()).all(|i| i == axis || t.shape()[i] == first.shape()[i]);
             if !fits {
@@ -568,37 +692,29 @@ impl Tensor {
                     reason: format!("every axis but {axis} must agree"),
                 });
             }
+            joined = joined.saturating_add(t.shape()[axis]);
         }
         let refs: Vec<&Tensor> = tensors.iter().collect();
         let device = resolve_device("concatenate", None, &refs)?;
         let dtype = tensors
             .iter()
             .fold(first.dtype(), |d, t| d.promote(t.dtype()));
+        let mut shape = first.shape().to_vec();
+        shape[axis] = joined;
+        check_shape("concatenate", &shape, dtype)?;
         let converted = tensors
             .iter()
-            .map(|t| t.converted(dtype, device))
+            .map(|t| t.prepared(dtype, device))
             .collect::<Result<Vec<_>>>()?;
-        let buffers = converted
-            .iter()
-            .map(|t| t.memory())
-            .collect::<Result<Vec<_>>>()?;
-        let parts: Vec<(&crate::memory::Memory, &[usize])> = buffers
-            .iter()
-            .zip(&converted)
-            .map(|(b, t)| (&**b, t.shape()))
-            .collect();
-        let out = backend_of(device)?.concatenate(&parts, axis)?;
-        let mut shape = first.shape().to_vec();
-        shape[axis] = converted.iter().map(|t| t.shape()[axis]).sum();
-        Ok(Tensor::from_memory(out, shape, device))
+        let kernel = Op::Concatenate {
+            shapes: converted.iter().map(|t| t.shape().to_vec()).collect(),
+            axis,
+        };
+        run(device, kernel, &converted.iter().collect::<Vec<_>>(), shape)
     }
 
     /// Stacks tensors of one shape along a new axis.
     pub fn stack(tensors: &[Tensor], axis: isize) -> Result<Tensor> {
-        let expanded = tensors
-            .iter()
-            .map(|t| t.new_axis(axis))
-            .collect::<Result<Vec<_>>>()?;
         if let Some(t) = tensors.iter().find(|t| t.shape() != tensors[0].shape()) {
             return Err(Error::ShapeMismatch {
                 op: "stack",
@@ -607,6 +723,10 @@ impl Tensor {
                 reason: "stacked tensors must have one shape".into(),
             });
         }
+        let expanded = tensors
+            .iter()
+            .map(|t| t.new_axis(axis))
+            .collect::<Result<Vec<_>>>()?;
         Tensor::concatenate(&expanded, axis)
     }
 
@@ -621,12 +741,17 @@ impl Tensor {
             });
         }
         let device = resolve_device("take", None, &[self, indices])?;
+        let mut shape = self.shape()[..axis].to_vec();
+        shape.extend_from_slice(indices.shape());
+        shape.extend_from_slice(&self.shape()[axis + 1..]);
+        check_shape("take", &shape, self.dtype())?;
         let dim = self.shape()[axis];
+        // Exact for every integer dtype (no trip through f64).
         let idx = indices
-            .to_f64_vec()?
+            .as_type(DType::S64)?
+            .to_vec::<i64>()?
             .into_iter()
             .map(|i| {
-                let i = i as i64;
                 usize::try_from(i)
                     .ok()
                     .filter(|&u| u < dim)
@@ -639,15 +764,17 @@ impl Tensor {
                     })
             })
             .collect::<Result<Vec<_>>>()?;
-        let out = backend_of(device)?.take(&*self.memory()?, self.shape(), &idx, axis)?;
-        let mut shape = self.shape()[..axis].to_vec();
-        shape.extend_from_slice(indices.shape());
-        shape.extend_from_slice(&self.shape()[axis + 1..]);
-        Ok(Tensor::from_memory(out, shape, device))
+        let kernel = Op::Take {
+            shape: self.shape().to_vec(),
+            indices: idx,
+            axis,
+        };
+        run(device, kernel, &[self], shape)
     }
 
     /// Splits axis 0 into batches of `batch_size`, on this tensor's device. The last, short
-    /// batch is padded from the start (`Repeat`) or dropped (`Discard`), as `Nx.to_batched`.
+    /// batch is padded from the start (`Repeat`, cycling as often as needed) or dropped
+    /// (`Discard`), as `Nx.to_batched`.
     pub fn to_batched(&self, batch_size: usize, leftover: Leftover) -> Result<Vec<Tensor>> {
         if batch_size == 0 || self.rank() == 0 {
             return Err(Error::InvalidArgument {
@@ -657,6 +784,11 @@ impl Tensor {
         }
         resolve_device("to_batched", None, &[self])?;
         let total = self.shape()[0];
+        let mut batch_shape = self.shape().to_vec();
+        batch_shape[0] = batch_size;
+        if !total.is_multiple_of(batch_size) && leftover == Leftover::Repeat {
+            check_shape("to_batched", &batch_shape, self.dtype())?;
+        }
         let mut out = Vec::new();
         let mut at = 0;
         while at < total {
@@ -666,21 +798,19 @@ impl Tensor {
             }
             let mut start = vec![0; self.rank()];
             start[0] = at;
-            let mut lengths = self.shape().to_vec();
-            lengths[0] = len;
-            let mut batch = self.slice(&start, &lengths, None)?;
-            if len < batch_size {
-                let mut fill = batch_size - len;
-                let mut parts = vec![batch];
-                while fill > 0 {
-                    let take = fill.min(total);
-                    let mut l = self.shape().to_vec();
-                    l[0] = take;
-                    parts.push(self.slice(&vec![0; self.rank()], &l, None)?);
-                    fill -= take;
+            let batch = if len == batch_size {
+                let mut lengths = self.shape().to_vec();
+                lengths[0] = len;
+                self.slice(&start, &lengths, None)?
+            } else {
+                // The rows at..total, then rows from the start again, as one gather.
+                let mut rows = try_alloc(batch_size, 0i64, &[batch_size])?;
+                for (i, r) in rows.iter_mut().enumerate() {
+                    *r = ((at + i) % total) as i64;
                 }
-                batch = Tensor::concatenate(&parts, 0)?;
-            }
+                let rows = Tensor::from_host(Buffer::S64(rows), vec![batch_size], Device::BINARY)?;
+                self.take(&rows, 0)?
+            };
             out.push(batch);
             at += len;
         }
@@ -707,8 +837,9 @@ fn batch_operand(t: Tensor, batch: &[usize], mat: [usize; 2]) -> Result<(Tensor,
     if numel(own_batch) == 1 {
         return Ok((t, 0));
     }
+    let stride = mat[0].saturating_mul(mat[1]);
     if own_batch == batch {
-        return Ok((t, mat[0] * mat[1]));
+        return Ok((t, stride));
     }
     let mut full = batch.to_vec();
     full.extend_from_slice(&mat);
@@ -718,5 +849,5 @@ fn batch_operand(t: Tensor, batch: &[usize], mat: [usize; 2]) -> Result<(Tensor,
         rhs: full.clone(),
         reason: format!("batch dimensions {} do not broadcast", fmt_shape(own_batch)),
     })?;
-    Ok((b, mat[0] * mat[1]))
+    Ok((b, stride))
 }

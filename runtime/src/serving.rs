@@ -48,9 +48,23 @@ where
     /// Splits `input` along axis 0 into batches, copies each to the serving's device (the
     /// serving owns its placement, as an Nx serving does), applies the function and joins the
     /// results, dropping the padding of the last batch.
+    ///
+    /// An input of zero rows gives the function's result on that empty batch (zero rows), so
+    /// a serving over nothing returns an empty result of the right shape and dtype.
     pub fn run(&self, input: &Tensor) -> Result<Tensor> {
         let device = self.device()?;
         let total = input.shape().first().copied().unwrap_or(0);
+        if total == 0 && input.rank() > 0 {
+            let placed = input.backend_copy(device)?;
+            let out = (self.function)(&placed).map_err(|e| Error::Serving(e.to_string()))?;
+            if out.rank() == 0 || out.shape()[0] != 0 {
+                return Err(Error::Serving(format!(
+                    "the function must return one row per input row (0 rows), returned {}",
+                    out.signature()
+                )));
+            }
+            return Ok(out);
+        }
         let mut outputs = Vec::new();
         for batch in input.to_batched(self.batch_size, Leftover::Repeat)? {
             let placed = if batch.device() == device {

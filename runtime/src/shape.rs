@@ -1,23 +1,70 @@
 //! Shape arithmetic shared by every backend: element counts, row-major strides, broadcasting and
 //! axis normalisation. Pure functions over `&[usize]`; no data.
+//!
+//! Every shape a tensor can have passes [`check_shape`]: rank at most [`MAX_RANK`], and its
+//! non-zero dimensions multiply to at most [`MAX_ELEMENTS`] (numpy's rule: zeros are skipped
+//! so that an empty tensor cannot hide an overflowing product). Then every stride and every
+//! in-range offset of it fits in `usize`, and the byte size of any dtype fits in `isize`, so
+//! the arithmetic below needs no checks for valid shapes. It saturates all the same, so that
+//! a shape that skipped the check cannot wrap around.
 
+use crate::dtype::DType;
 use crate::error::{Error, Result};
+
+/// The highest rank a tensor may have (numpy's limit too). Deep enough for any real tensor, and
+/// it bounds the recursion of the display and the size of per-axis bookkeeping.
+pub const MAX_RANK: usize = 64;
+
+/// The most elements a tensor may have: the count whose f64 bytes still fit in `isize`.
+pub const MAX_ELEMENTS: usize = (isize::MAX as usize) / 8;
+
+/// Checks that `shape` is one a tensor may have (see the module docs): an `InvalidArgument`
+/// past the rank limit, an `Allocation` error for more elements than any machine can address.
+pub fn check_shape(op: &'static str, shape: &[usize], dtype: DType) -> Result<()> {
+    if shape.len() > MAX_RANK {
+        return Err(Error::InvalidArgument {
+            op,
+            message: format!(
+                "a shape of rank {} is past the rank limit of {MAX_RANK}",
+                shape.len()
+            ),
+        });
+    }
+    let nonzero = shape
+        .iter()
+        .filter(|&&d| d != 0)
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d));
+    match nonzero {
+        Some(n) if n <= MAX_ELEMENTS => Ok(()),
+        _ => Err(Error::Allocation {
+            shape: shape.to_vec(),
+            dtype,
+            bytes: shape.iter().fold(dtype.size_in_bytes() as u128, |acc, &d| {
+                acc.saturating_mul(d as u128)
+            }),
+            reason: format!("no tensor may have more than {MAX_ELEMENTS} elements"),
+        }),
+    }
+}
 
 /// Formats a shape as Nx does: `[2][3]`; a scalar has no brackets.
 pub fn fmt_shape(shape: &[usize]) -> String {
     shape.iter().map(|d| format!("[{d}]")).collect()
 }
 
-/// Number of elements (1 for a scalar).
+/// Number of elements (1 for a scalar); saturates rather than wrapping (see the module docs).
 pub fn numel(shape: &[usize]) -> usize {
-    shape.iter().product()
+    if shape.contains(&0) {
+        return 0;
+    }
+    shape.iter().fold(1usize, |acc, &d| acc.saturating_mul(d))
 }
 
-/// Row-major strides in elements.
+/// Row-major strides in elements; saturating like [`numel`].
 pub fn strides(shape: &[usize]) -> Vec<usize> {
-    let mut s = vec![1; shape.len()];
+    let mut s = vec![1usize; shape.len()];
     for i in (0..shape.len().saturating_sub(1)).rev() {
-        s[i] = s[i + 1] * shape[i + 1];
+        s[i] = s[i + 1].saturating_mul(shape[i + 1]);
     }
     s
 }
@@ -62,30 +109,30 @@ pub fn broadcast_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<Ve
 /// and missing dimensions get stride 0.
 pub fn broadcast_strides(from: &[usize], to: &[usize]) -> Vec<usize> {
     let own = strides(from);
-    let offset = to.len() - from.len();
+    // Callers broadcast `from` to `to` first, so `to` is never of lower rank.
+    let offset = to.len().saturating_sub(from.len());
     (0..to.len())
-        .map(|i| {
-            if i < offset || from[i - offset] == 1 {
-                0
-            } else {
-                own[i - offset]
-            }
+        .map(|i| match i.checked_sub(offset).and_then(|j| from.get(j)) {
+            Some(&d) if d != 1 => own[i - offset],
+            _ => 0,
         })
         .collect()
 }
 
 /// Turns a possibly negative axis into an index below `rank`.
 pub fn normalize_axis(op: &'static str, axis: isize, shape: &[usize]) -> Result<usize> {
-    let rank = shape.len() as isize;
-    let a = if axis < 0 { axis + rank } else { axis };
-    if a < 0 || a >= rank {
-        return Err(Error::AxisOutOfRange {
+    let rank = shape.len();
+    let a = if axis < 0 {
+        rank.checked_sub(axis.unsigned_abs())
+    } else {
+        Some(axis.unsigned_abs())
+    };
+    a.filter(|&a| a < rank)
+        .ok_or_else(|| Error::AxisOutOfRange {
             op,
             axis,
             shape: shape.to_vec(),
-        });
-    }
-    Ok(a as usize)
+        })
 }
 
 /// Normalises a list of axes, rejecting duplicates; sorted ascending.
@@ -124,6 +171,20 @@ mod tests {
         let e = broadcast_shapes("add", &[3], &[4]).unwrap_err().to_string();
         assert!(e.contains("[3]") && e.contains("[4]"), "{e}");
         assert_eq!(broadcast_strides(&[3, 1], &[2, 3, 4]), vec![0, 1, 0]);
+    }
+
+    #[test]
+    fn shapes_are_checked() {
+        assert!(check_shape("t", &[usize::MAX, usize::MAX], DType::U8).is_err());
+        assert!(check_shape("t", &[0, usize::MAX, usize::MAX], DType::U8).is_err());
+        assert!(check_shape("t", &[0, usize::MAX], DType::U8).is_err());
+        assert!(check_shape("t", &[0, MAX_ELEMENTS], DType::F64).is_ok());
+        assert!(check_shape("t", &[1; MAX_RANK], DType::F64).is_ok());
+        assert!(check_shape("t", &[1; MAX_RANK + 1], DType::F64).is_err());
+        assert_eq!(numel(&[usize::MAX, 0]), 0);
+        assert_eq!(numel(&[usize::MAX, 2]), usize::MAX);
+        assert_eq!(normalize_axis("t", isize::MIN, &[2]).ok(), None);
+        assert_eq!(normalize_axis("t", -2, &[2, 3]).ok(), Some(0));
     }
 
     #[test]

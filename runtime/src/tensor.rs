@@ -30,29 +30,65 @@ pub struct Tensor {
 }
 
 impl Tensor {
-    /// Wraps memory already computed on `device`. Its length must match the shape.
-    pub(crate) fn from_memory(memory: Memory, shape: Vec<usize>, device: Device) -> Tensor {
-        debug_assert_eq!(memory.len(), numel(&shape));
-        Tensor {
+    /// Wraps memory already computed on `device`. Its length must match the shape and it must
+    /// be memory of `device` (the backend contract); a mismatch is reported, not kept.
+    pub(crate) fn from_memory(memory: Memory, shape: Vec<usize>, device: Device) -> Result<Tensor> {
+        Tensor::from_shared(Arc::new(memory), shape, device)
+    }
+
+    fn from_shared(memory: Arc<Memory>, shape: Vec<usize>, device: Device) -> Result<Tensor> {
+        if memory.kind() != device.memory_kind() {
+            return Err(Error::Placement {
+                op: "tensor",
+                device,
+                found: memory.kind().to_string(),
+            });
+        }
+        if memory.len() != numel(&shape) {
+            return Err(Error::InvalidArgument {
+                op: "tensor",
+                message: format!(
+                    "internal: {} elements computed for shape {}",
+                    memory.len(),
+                    fmt_shape(&shape)
+                ),
+            });
+        }
+        Ok(Tensor {
             dtype: memory.dtype(),
             storage: Arc::new(Storage {
                 device,
-                memory: RwLock::new(Some(Arc::new(memory))),
+                memory: RwLock::new(Some(memory)),
             }),
             shape,
-        }
+        })
     }
 
-    /// Places host elements on `device` (an upload for a GPU).
+    /// Places host elements on `device` (an upload for an accelerator).
     pub(crate) fn from_host(buffer: Buffer, shape: Vec<usize>, device: Device) -> Result<Tensor> {
-        Ok(Tensor::from_memory(
-            Memory::place(buffer, &shape, device)?,
-            shape,
-            device,
-        ))
+        Tensor::from_memory(Memory::place(buffer, device)?, shape, device)
+    }
+
+    /// This tensor's values on `device`, for an op that runs there: the same tensor when it is
+    /// already there, the same memory under the new placement when both devices read the same
+    /// memory (binary and host), otherwise a copy through the backend contract (an upload,
+    /// a download, or a device to device copy). The source is left as it is.
+    pub(crate) fn to_device(&self, device: Device) -> Result<Tensor> {
+        if self.device() == device {
+            self.memory()?;
+            return Ok(self.clone());
+        }
+        let memory = self.memory()?;
+        if memory.kind() == device.memory_kind() {
+            return Tensor::from_shared(memory, self.shape.clone(), device);
+        }
+        check_device(device)?;
+        let copied = backend::for_memory(&memory).copy(&memory, self.device(), device)?;
+        Tensor::from_memory(copied, self.shape.clone(), device)
     }
 
     /// The same buffer seen with another shape of the same element count (reshape, squeeze).
+    /// Callers keep the element count (checked by `reshape`).
     pub(crate) fn with_shape(&self, shape: Vec<usize>) -> Tensor {
         Tensor {
             storage: Arc::clone(&self.storage),
@@ -115,7 +151,7 @@ impl Tensor {
 
     /// Bytes the elements occupy.
     pub fn byte_size(&self) -> usize {
-        self.size() * self.dtype.size_in_bytes()
+        self.size().saturating_mul(self.dtype.size_in_bytes())
     }
 
     /// True once `deallocate` or `backend_transfer` freed the memory.
@@ -168,7 +204,10 @@ impl Tensor {
                 message: format!("{} has {} elements, not 1", self.signature(), self.size()),
             });
         }
-        Ok(self.to_vec::<T>()?[0])
+        self.to_vec::<T>()?
+            .first()
+            .copied()
+            .ok_or_else(|| self.deallocated())
     }
 
     /// Every element converted to f64 (handy for checks whatever the dtype).
@@ -182,23 +221,25 @@ impl Tensor {
     }
 
     /// A copy on `device`; the source stays valid. Copying to its own device still copies.
+    /// The copy is the source backend's (`Backend::copy`: through host memory unless the
+    /// backend has a direct path).
     pub fn backend_copy(&self, device: Device) -> Result<Tensor> {
         check_device(device)?;
-        backend::for_device(device)?;
-        // Through host memory: device to device copies are rare in a notebook and this keeps
-        // one path for every pair of placements.
-        let buffer = self.memory()?.to_host()?.into_owned();
-        Tensor::from_host(buffer, self.shape.clone(), device)
+        let memory = self.memory()?;
+        let copied = backend::for_memory(&memory).copy(&memory, self.device(), device)?;
+        Tensor::from_memory(copied, self.shape.clone(), device)
     }
 
-    /// Moves the tensor to `device`: a copy there, then the source is freed (every clone of it
-    /// then prints `Deallocated`). A no-op returning the same tensor when already there.
+    /// Moves the tensor to `device`, then frees the source (every clone of it then prints
+    /// `Deallocated`). A no-op returning the same tensor when already there; between devices
+    /// that read the same memory (binary and host) nothing is copied.
     pub fn backend_transfer(&self, device: Device) -> Result<Tensor> {
         if device == self.device() {
             self.memory()?;
             return Ok(self.clone());
         }
-        let moved = self.backend_copy(device)?;
+        check_device(device)?;
+        let moved = self.to_device(device)?;
         self.deallocate()?;
         Ok(moved)
     }

@@ -41,7 +41,9 @@ fn known_values() {
     assert_eq!(i.exp().unwrap().dtype(), DType::F32);
     assert_eq!(i.less(5).unwrap().to_vec::<u8>().unwrap(), vec![0, 1]);
     assert_eq!(i.add(0.5).unwrap().to_vec::<f32>().unwrap(), vec![7.5, 2.5]);
-    let s = a.slice(&[0, 0], &[2, 2], Some(&[1, 2])).unwrap();
+    // Nx: lengths are spans of the input; a step of 2 over 3 columns keeps 2 of them.
+    let s = a.slice(&[0, 0], &[2, 3], Some(&[1, 2])).unwrap();
+    assert_eq!(s.shape(), &[2, 2]);
     assert_eq!(s.to_vec::<f32>().unwrap(), vec![1.0, 3.0, 4.0, 6.0]);
     let p = a
         .put_slice(
@@ -126,7 +128,8 @@ fn user_errors_are_values_that_name_shapes_and_dtypes() {
         Err(Error::DTypeMismatch { .. })
     ));
     assert!(a.transpose(Some(&[0, 0])).is_err());
-    assert!(a.slice(&[1, 0], &[2, 3], None).is_err());
+    assert!(a.slice(&[0, 0], &[3, 3], None).is_err());
+    assert!(a.slice(&[0, 0], &[2, 3], Some(&[0, 1])).is_err());
     assert!(a.squeeze(Some(&[0])).is_err());
     assert!(a.broadcast(&[3]).is_err());
     assert!(a

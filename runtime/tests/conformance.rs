@@ -126,8 +126,11 @@ proptest! {
         conform(&format!("transpose {s:?}"), &inputs, |t| t[0].transpose(None));
         let start: Vec<usize> = s.iter().enumerate().map(|(i, &dim)| (pick as usize >> (2 * i)) % dim).collect();
         let steps: Vec<usize> = (0..rank).map(|i| 1 + (pick as usize >> (3 * i + 1)) % 2).collect();
+        let spans: Vec<usize> = (0..rank).map(|i| s[i] - start[i]).collect();
+        conform(&format!("slice {s:?} {start:?} {spans:?} {steps:?}"), &inputs, |t| t[0].slice(&start, &spans, Some(&steps)));
+        // A start past what fits is moved back (Nx), so the full length always fits.
+        conform(&format!("slice clipped {s:?} {start:?}"), &inputs, |t| t[0].slice(&start, &s, None));
         let lengths: Vec<usize> = (0..rank).map(|i| (s[i] - start[i]).div_ceil(steps[i])).collect();
-        conform(&format!("slice {s:?} {start:?} {lengths:?} {steps:?}"), &inputs, |t| t[0].slice(&start, &lengths, Some(&steps)));
         let mut big = vec![2];
         big.extend(&s);
         conform(&format!("broadcast {s:?}"), &inputs, |t| t[0].broadcast(&big));
@@ -189,9 +192,12 @@ fn large_shapes_take_the_fast_paths() {
 
 #[test]
 fn conformance_covers_every_available_device() {
+    common::enable_sim();
     let devices = tensorbook::devices();
     println!("conformance suite devices: {devices:?}");
     assert!(devices.contains(&tensorbook::Device::host(0)));
+    assert!(devices.contains(&tensorbook::Device::sim(0)));
+    assert!(devices.contains(&tensorbook::Device::sim(1)));
     if !tensorbook::client_info(tensorbook::Client::Cuda).available {
         println!(
             "skipping cuda in the conformance suite: {}",

@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use super::{ArgOp, BinaryOp, CpuBackend, ReduceOp, Strided, UnaryOp};
+use super::{ArgOp, BinaryOp, HostMemoryBackend, Op, ReduceOp, Strided, UnaryOp};
 use crate::buffer::{try_alloc, try_reserve, Buffer};
 use crate::dtype::{DType, Element};
 use crate::error::Result;
@@ -368,11 +368,11 @@ fn gemm_float<T: Element>(
     k: usize,
     n: usize,
 ) -> Result<Vec<T>> {
-    let mut out = try_alloc(batch * m * n, T::ZERO, &[batch, m, n])?;
+    let mut out = try_alloc(numel(&[batch, m, n]), T::ZERO, &[batch, m, n])?;
     if m == 0 || n == 0 || k == 0 {
         return Ok(out);
     }
-    let parallelism = if m * n * k >= 1 << 18 {
+    let parallelism = if m.saturating_mul(n).saturating_mul(k) >= 1 << 18 {
         gemm::Parallelism::Rayon(rayon::current_num_threads())
     } else {
         gemm::Parallelism::None
@@ -437,7 +437,14 @@ fn matmul_int<T: Element>(
     })
 }
 
-impl CpuBackend for HostBackend {
+impl HostMemoryBackend for HostBackend {
+    fn run(&self, op: &Op, inputs: &[&Buffer]) -> Result<Buffer> {
+        route_op!(self, op, inputs)
+    }
+}
+
+/// The op set on host buffers, one method per [`Op`] variant.
+impl HostBackend {
     fn binary(
         &self,
         op: BinaryOp,
@@ -481,6 +488,7 @@ impl CpuBackend for HostBackend {
         with_buffer!(x, v => arg_typed(op, v, shape, axis))
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn matmul(
         &self,
         lhs: &Buffer,
@@ -571,7 +579,7 @@ impl CpuBackend for HostBackend {
         update_shape: &[usize],
         start: &[usize],
     ) -> Result<Buffer> {
-        let mut out = x.clone();
+        let mut out = x.try_clone()?;
         let dst_strides = strides(shape);
         let inner = inner_len(update_shape);
         same_dtype!("put_slice", &mut out, update, |o, u| {

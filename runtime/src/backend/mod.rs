@@ -80,15 +80,111 @@ macro_rules! with_binary_op {
     }};
 }
 
+/// The routing from an [`Op`] to a backend's per-op methods of the usual names (`binary`,
+/// `unary`, `cast`, ...), over whatever memory type the backend computes on: written once for
+/// binary, host and cuda.
+macro_rules! route_op {
+    ($self:ident, $op:expr, $given:expr) => {{
+        let given = $given;
+        let op: &$crate::backend::Op = $op;
+        use $crate::backend::Op;
+        match op {
+            Op::Binary {
+                op: b,
+                lhs,
+                rhs,
+                out_shape,
+            } => {
+                let [x, y] = $crate::backend::op_inputs(op, given)?;
+                $self.binary(*b, (x, lhs), (y, rhs), out_shape)
+            }
+            Op::Unary(u) => {
+                let [x] = $crate::backend::op_inputs(op, given)?;
+                $self.unary(*u, x)
+            }
+            Op::Cast(to) => {
+                let [x] = $crate::backend::op_inputs(op, given)?;
+                $self.cast(x, *to)
+            }
+            Op::Reduce { op: r, shape, axes } => {
+                let [x] = $crate::backend::op_inputs(op, given)?;
+                $self.reduce(*r, x, shape, axes)
+            }
+            Op::ArgReduce { op: a, shape, axis } => {
+                let [x] = $crate::backend::op_inputs(op, given)?;
+                $self.arg_reduce(*a, x, shape, *axis)
+            }
+            Op::Matmul {
+                lhs_batch_stride,
+                rhs_batch_stride,
+                batch,
+                m,
+                k,
+                n,
+            } => {
+                let [x, y] = $crate::backend::op_inputs(op, given)?;
+                $self.matmul(
+                    x,
+                    *lhs_batch_stride,
+                    y,
+                    *rhs_batch_stride,
+                    *batch,
+                    *m,
+                    *k,
+                    *n,
+                )
+            }
+            Op::CopyStrided { view, out_shape } => {
+                let [x] = $crate::backend::op_inputs(op, given)?;
+                $self.copy_strided(x, view, out_shape)
+            }
+            Op::Take {
+                shape,
+                indices,
+                axis,
+            } => {
+                let [x] = $crate::backend::op_inputs(op, given)?;
+                $self.take(x, shape, indices, *axis)
+            }
+            Op::Concatenate { shapes, axis } => {
+                if shapes.len() != given.len() || shapes.is_empty() {
+                    return Err($crate::error::Error::InvalidArgument {
+                        op: "concatenate",
+                        message: "internal: one shape per input expected".into(),
+                    });
+                }
+                let parts: Vec<(_, &[usize])> = given
+                    .iter()
+                    .copied()
+                    .zip(shapes.iter().map(|s| s.as_slice()))
+                    .collect();
+                $self.concatenate(&parts, *axis)
+            }
+            Op::PutSlice {
+                shape,
+                update_shape,
+                start,
+            } => {
+                let [x, u] = $crate::backend::op_inputs(op, given)?;
+                $self.put_slice(x, shape, u, update_shape, start)
+            }
+        }
+    }};
+}
+
 pub mod binary;
 pub mod cuda;
 pub mod host;
+pub mod sim;
+
+use std::borrow::Cow;
 
 use crate::buffer::Buffer;
 use crate::device::{Client, Device};
 use crate::dtype::{DType, Element, Float};
 use crate::error::{Error, Result};
 use crate::memory::Memory;
+use crate::shape::numel;
 
 /// Elementwise ops of two operands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -429,212 +525,300 @@ impl Strided {
     }
 }
 
-/// The op set every backend implements. Shapes are validated by the frontend; backends may
-/// assume consistent arguments but must not panic on any data values.
+/// One operation of the op set with its static arguments: the whole op set, written once.
+/// Shapes, axes and views are validated by the frontend (`ops.rs`) before an `Op` is built, so
+/// a backend may rely on them being consistent with its inputs' lengths; it must still not
+/// panic on any element value. Being plain data, an `Op` can be queued (the `sim` device runs
+/// it later on its own thread) or recorded.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// Elementwise `op` of two strided reads of one dtype over `out_shape`. Inputs: lhs, rhs.
+    Binary {
+        /// The elementwise op.
+        op: BinaryOp,
+        /// How the left operand is read.
+        lhs: Strided,
+        /// How the right operand is read.
+        rhs: Strided,
+        /// The (broadcast) shape of the result.
+        out_shape: Vec<usize>,
+    },
+    /// Elementwise `op`; float-only ops receive float memory. Input: x.
+    Unary(UnaryOp),
+    /// Every element converted to the dtype. Input: x.
+    Cast(DType),
+    /// Reduces the (sorted, distinct) `axes` of an input of `shape`. Input: x.
+    Reduce {
+        /// The reduction.
+        op: ReduceOp,
+        /// The input's shape.
+        shape: Vec<usize>,
+        /// The axes reduced.
+        axes: Vec<usize>,
+    },
+    /// Index of the extremum along `axis`, as s64. Input: x.
+    ArgReduce {
+        /// Which extremum.
+        op: ArgOp,
+        /// The input's shape.
+        shape: Vec<usize>,
+        /// The axis searched (not empty).
+        axis: usize,
+    },
+    /// `batch` products `[m,k]·[k,n]`; operand `i` of the batch starts at `i * stride` (0 reuses
+    /// one matrix for the whole batch). Inputs: lhs, rhs.
+    Matmul {
+        /// Elements between consecutive left matrices.
+        lhs_batch_stride: usize,
+        /// Elements between consecutive right matrices.
+        rhs_batch_stride: usize,
+        /// Number of products.
+        batch: usize,
+        /// Rows of the left matrices.
+        m: usize,
+        /// The contracted dimension.
+        k: usize,
+        /// Columns of the right matrices.
+        n: usize,
+    },
+    /// Materialises a strided view into a new contiguous buffer. Input: x.
+    CopyStrided {
+        /// How the input is read.
+        view: Strided,
+        /// The view's shape.
+        out_shape: Vec<usize>,
+    },
+    /// Gathers `indices` (in range) along `axis` of an input of `shape`. Input: x.
+    Take {
+        /// The input's shape.
+        shape: Vec<usize>,
+        /// Positions along `axis`.
+        indices: Vec<usize>,
+        /// The axis.
+        axis: usize,
+    },
+    /// Joins inputs of the given shapes (equal but for `axis`). Inputs: one per shape.
+    Concatenate {
+        /// Each input's shape.
+        shapes: Vec<Vec<usize>>,
+        /// The axis joined along.
+        axis: usize,
+    },
+    /// A copy of x with the block at `start` replaced by update (it fits). Inputs: x, update.
+    PutSlice {
+        /// The shape of x.
+        shape: Vec<usize>,
+        /// The shape of the update.
+        update_shape: Vec<usize>,
+        /// Where the update goes (already moved back so that it fits).
+        start: Vec<usize>,
+    },
+}
+
+impl Op {
+    /// The op's name in error messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Binary { op, .. } => op.name(),
+            Op::Unary(op) => op.name(),
+            Op::Cast(_) => "as_type",
+            Op::Reduce { .. } => "reduce",
+            Op::ArgReduce {
+                op: ArgOp::ArgMax, ..
+            } => "argmax",
+            Op::ArgReduce {
+                op: ArgOp::ArgMin, ..
+            } => "argmin",
+            Op::Matmul { .. } => "dot",
+            Op::CopyStrided { .. } => "copy",
+            Op::Take { .. } => "take",
+            Op::Concatenate { .. } => "concatenate",
+            Op::PutSlice { .. } => "put_slice",
+        }
+    }
+
+    /// How many inputs the op takes.
+    pub fn arity(&self) -> usize {
+        match self {
+            Op::Binary { .. } | Op::Matmul { .. } | Op::PutSlice { .. } => 2,
+            Op::Concatenate { shapes, .. } => shapes.len(),
+            _ => 1,
+        }
+    }
+
+    /// The dtype of the result when the (first) input has dtype `input`.
+    pub fn out_dtype(&self, input: DType) -> DType {
+        match self {
+            Op::Binary { op, .. } if op.is_comparison() => DType::U8,
+            Op::Cast(to) => *to,
+            Op::ArgReduce { .. } => DType::S64,
+            _ => input,
+        }
+    }
+
+    /// The number of elements of the result when the (first) input has `input_len` elements.
+    /// Shapes were validated by the frontend, so no product here can overflow; they saturate
+    /// all the same.
+    pub fn out_len(&self, input_len: usize) -> usize {
+        let without = |shape: &[usize], axes: &[usize]| {
+            numel(
+                &shape
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !axes.contains(i))
+                    .map(|(_, &d)| d)
+                    .collect::<Vec<_>>(),
+            )
+        };
+        match self {
+            Op::Binary { out_shape, .. } | Op::CopyStrided { out_shape, .. } => numel(out_shape),
+            Op::Unary(_) | Op::Cast(_) | Op::PutSlice { .. } => input_len,
+            Op::Reduce { shape, axes, .. } => without(shape, axes),
+            Op::ArgReduce { shape, axis, .. } => without(shape, &[*axis]),
+            Op::Matmul { batch, m, n, .. } => numel(&[*batch, *m, *n]),
+            Op::Take {
+                shape,
+                indices,
+                axis,
+            } => without(shape, &[*axis]).saturating_mul(indices.len()),
+            Op::Concatenate { shapes, .. } => shapes
+                .iter()
+                .fold(0usize, |acc, s| acc.saturating_add(numel(s))),
+        }
+    }
+}
+
+/// The backend contract. A backend computes for the devices of one client, on memory of its
+/// own kind ([`Memory::Host`] for binary and host, [`Memory::Cuda`], [`Memory::Sim`]).
+///
+/// The invariant: **the memory a backend receives belongs to the device it runs on.** Placement
+/// is decided once by `resolve_device`; weak operands (binary tensors, rank-0 tensors, number
+/// literals) are moved to that device first; [`dispatch`] checks every input once with a typed
+/// [`Error::Placement`] before calling [`Backend::execute`]. Upload, download and device to
+/// device copy are part of the contract; the copy defaults to a round trip through host memory.
 pub trait Backend: Send + Sync {
-    /// Elementwise `op` of two strided reads of the same dtype over `out_shape`.
-    fn binary(
-        &self,
-        op: BinaryOp,
-        lhs: (&Memory, &Strided),
-        rhs: (&Memory, &Strided),
-        out_shape: &[usize],
-    ) -> Result<Memory>;
-    /// Elementwise `op`; float-only ops receive float buffers.
-    fn unary(&self, op: UnaryOp, x: &Memory) -> Result<Memory>;
-    /// Converts every element to `to`.
-    fn cast(&self, x: &Memory, to: DType) -> Result<Memory>;
-    /// Reduces the (sorted, distinct) `axes` of a tensor of `shape`.
-    fn reduce(&self, op: ReduceOp, x: &Memory, shape: &[usize], axes: &[usize]) -> Result<Memory>;
-    /// Index of the extremum along `axis`, as s64.
-    fn arg_reduce(&self, op: ArgOp, x: &Memory, shape: &[usize], axis: usize) -> Result<Memory>;
-    /// `batch` matrix products `[m,k]·[k,n]`; operand `i` of the batch starts at
-    /// `i * batch_stride` (0 reuses one matrix for the whole batch).
-    #[allow(clippy::too_many_arguments)]
-    fn matmul(
-        &self,
-        lhs: &Memory,
-        lhs_batch_stride: usize,
-        rhs: &Memory,
-        rhs_batch_stride: usize,
-        batch: usize,
-        m: usize,
-        k: usize,
-        n: usize,
-    ) -> Result<Memory>;
-    /// Materialises a strided view of shape `out_shape` into a new contiguous buffer.
-    fn copy_strided(&self, x: &Memory, view: &Strided, out_shape: &[usize]) -> Result<Memory>;
-    /// Gathers `indices` (already checked to be in range) along `axis`.
-    fn take(&self, x: &Memory, shape: &[usize], indices: &[usize], axis: usize) -> Result<Memory>;
-    /// Joins tensors that agree on every axis but `axis`.
-    fn concatenate(&self, parts: &[(&Memory, &[usize])], axis: usize) -> Result<Memory>;
-    /// A copy of `x` with the block starting at `start` replaced by `update` (already clamped to
-    /// fit).
-    fn put_slice(
-        &self,
-        x: &Memory,
-        shape: &[usize],
-        update: &Memory,
-        update_shape: &[usize],
-        start: &[usize],
-    ) -> Result<Memory>;
+    /// Runs one op of the op set on `device`. `inputs` has [`Op::arity`] entries, all of them
+    /// memory of `device`. An asynchronous backend may return before the work is done; reading
+    /// the result waits for it.
+    fn execute(&self, device: Device, op: &Op, inputs: &[&Memory]) -> Result<Memory>;
+    /// Puts host elements into `device`'s memory (a copy to the device for an accelerator).
+    fn upload(&self, device: Device, buffer: Buffer) -> Result<Memory>;
+    /// Every element in host memory, once the work producing them has finished: borrowed when
+    /// the memory already is host memory.
+    fn download<'a>(&self, memory: &'a Memory) -> Result<Cow<'a, Buffer>>;
+    /// The elements at row-major `indices`, in that order: only they cross to the host (the
+    /// display of a large tensor stays cheap).
+    fn gather(&self, memory: &Memory, indices: &[usize]) -> Result<Buffer> {
+        self.download(memory)?.gather(indices)
+    }
+    /// Waits for the work that produces `memory` and reports its failure, if any.
+    fn sync(&self, _memory: &Memory) -> Result<()> {
+        Ok(())
+    }
+    /// A copy of `memory` (of device `from`) in the memory of device `to`. The default goes
+    /// through host memory; a backend with a direct path overrides it.
+    fn copy(&self, memory: &Memory, from: Device, to: Device) -> Result<Memory> {
+        let _ = from;
+        let host = self.download(memory)?;
+        let owned = match host {
+            Cow::Borrowed(b) => b.try_clone()?,
+            Cow::Owned(b) => b,
+        };
+        for_device(to)?.upload(to, owned)
+    }
 }
 
-/// The op set of a backend that computes on host memory (binary, host). Every such backend is a
-/// [`Backend`] through the blanket implementation below.
-pub trait CpuBackend: Send + Sync {
-    /// Elementwise `op` of two strided reads of the same dtype over `out_shape`.
-    fn binary(
-        &self,
-        op: BinaryOp,
-        lhs: (&Buffer, &Strided),
-        rhs: (&Buffer, &Strided),
-        out_shape: &[usize],
-    ) -> Result<Buffer>;
-    /// Elementwise `op`; float-only ops receive float buffers.
-    fn unary(&self, op: UnaryOp, x: &Buffer) -> Result<Buffer>;
-    /// Converts every element to `to`.
-    fn cast(&self, x: &Buffer, to: DType) -> Result<Buffer>;
-    /// Reduces the (sorted, distinct) `axes` of a tensor of `shape`.
-    fn reduce(&self, op: ReduceOp, x: &Buffer, shape: &[usize], axes: &[usize]) -> Result<Buffer>;
-    /// Index of the extremum along `axis`, as s64.
-    fn arg_reduce(&self, op: ArgOp, x: &Buffer, shape: &[usize], axis: usize) -> Result<Buffer>;
-    /// `batch` matrix products `[m,k]·[k,n]`; operand `i` of the batch starts at
-    /// `i * batch_stride` (0 reuses one matrix for the whole batch).
-    #[allow(clippy::too_many_arguments)]
-    fn matmul(
-        &self,
-        lhs: &Buffer,
-        lhs_batch_stride: usize,
-        rhs: &Buffer,
-        rhs_batch_stride: usize,
-        batch: usize,
-        m: usize,
-        k: usize,
-        n: usize,
-    ) -> Result<Buffer>;
-    /// Materialises a strided view of shape `out_shape` into a new contiguous buffer.
-    fn copy_strided(&self, x: &Buffer, view: &Strided, out_shape: &[usize]) -> Result<Buffer>;
-    /// Gathers `indices` (already checked to be in range) along `axis`.
-    fn take(&self, x: &Buffer, shape: &[usize], indices: &[usize], axis: usize) -> Result<Buffer>;
-    /// Joins tensors that agree on every axis but `axis`.
-    fn concatenate(&self, parts: &[(&Buffer, &[usize])], axis: usize) -> Result<Buffer>;
-    /// A copy of `x` with the block starting at `start` replaced by `update` (already clamped to
-    /// fit).
-    fn put_slice(
-        &self,
-        x: &Buffer,
-        shape: &[usize],
-        update: &Buffer,
-        update_shape: &[usize],
-        start: &[usize],
-    ) -> Result<Buffer>;
+/// A backend that computes on host memory (binary, host): it implements the op set once, on
+/// [`Buffer`]s, and is a [`Backend`] through the implementation below. The `sim` device runs
+/// the same code on its own thread.
+pub trait HostMemoryBackend: Send + Sync {
+    /// Runs one op on host buffers (`inputs` has [`Op::arity`] entries).
+    fn run(&self, op: &Op, inputs: &[&Buffer]) -> Result<Buffer>;
 }
 
-/// Unwraps host memory for a CPU backend; device memory reaching one is a frontend bug.
-fn host_buffer<'a>(op: &'static str, m: &'a Memory) -> Result<&'a Buffer> {
-    m.as_host().ok_or_else(|| Error::InvalidArgument {
-        op,
-        message: "internal: device memory reached a CPU backend".into(),
-    })
-}
-
-impl<B: CpuBackend> Backend for B {
-    fn binary(
-        &self,
-        op: BinaryOp,
-        lhs: (&Memory, &Strided),
-        rhs: (&Memory, &Strided),
-        out_shape: &[usize],
-    ) -> Result<Memory> {
-        let (a, b) = (
-            host_buffer(op.name(), lhs.0)?,
-            host_buffer(op.name(), rhs.0)?,
-        );
-        CpuBackend::binary(self, op, (a, lhs.1), (b, rhs.1), out_shape).map(Memory::Host)
-    }
-
-    fn unary(&self, op: UnaryOp, x: &Memory) -> Result<Memory> {
-        CpuBackend::unary(self, op, host_buffer(op.name(), x)?).map(Memory::Host)
-    }
-
-    fn cast(&self, x: &Memory, to: DType) -> Result<Memory> {
-        CpuBackend::cast(self, host_buffer("as_type", x)?, to).map(Memory::Host)
-    }
-
-    fn reduce(&self, op: ReduceOp, x: &Memory, shape: &[usize], axes: &[usize]) -> Result<Memory> {
-        CpuBackend::reduce(self, op, host_buffer("reduce", x)?, shape, axes).map(Memory::Host)
-    }
-
-    fn arg_reduce(&self, op: ArgOp, x: &Memory, shape: &[usize], axis: usize) -> Result<Memory> {
-        CpuBackend::arg_reduce(self, op, host_buffer("argmax", x)?, shape, axis).map(Memory::Host)
-    }
-
-    fn matmul(
-        &self,
-        lhs: &Memory,
-        lhs_batch_stride: usize,
-        rhs: &Memory,
-        rhs_batch_stride: usize,
-        batch: usize,
-        m: usize,
-        k: usize,
-        n: usize,
-    ) -> Result<Memory> {
-        let (a, b) = (host_buffer("dot", lhs)?, host_buffer("dot", rhs)?);
-        CpuBackend::matmul(
-            self,
-            a,
-            lhs_batch_stride,
-            b,
-            rhs_batch_stride,
-            batch,
-            m,
-            k,
-            n,
-        )
-        .map(Memory::Host)
-    }
-
-    fn copy_strided(&self, x: &Memory, view: &Strided, out_shape: &[usize]) -> Result<Memory> {
-        CpuBackend::copy_strided(self, host_buffer("copy", x)?, view, out_shape).map(Memory::Host)
-    }
-
-    fn take(&self, x: &Memory, shape: &[usize], indices: &[usize], axis: usize) -> Result<Memory> {
-        CpuBackend::take(self, host_buffer("take", x)?, shape, indices, axis).map(Memory::Host)
-    }
-
-    fn concatenate(&self, parts: &[(&Memory, &[usize])], axis: usize) -> Result<Memory> {
-        let parts = parts
+impl<B: HostMemoryBackend> Backend for B {
+    fn execute(&self, device: Device, op: &Op, inputs: &[&Memory]) -> Result<Memory> {
+        let buffers = inputs
             .iter()
-            .map(|(m, shape)| Ok((host_buffer("concatenate", m)?, *shape)))
+            .map(|m| {
+                m.as_host().ok_or_else(|| Error::Placement {
+                    op: op.name(),
+                    device,
+                    found: m.kind().to_string(),
+                })
+            })
             .collect::<Result<Vec<_>>>()?;
-        CpuBackend::concatenate(self, &parts, axis).map(Memory::Host)
+        self.run(op, &buffers).map(Memory::Host)
     }
 
-    fn put_slice(
-        &self,
-        x: &Memory,
-        shape: &[usize],
-        update: &Memory,
-        update_shape: &[usize],
-        start: &[usize],
-    ) -> Result<Memory> {
-        let (xb, ub) = (
-            host_buffer("put_slice", x)?,
-            host_buffer("put_slice", update)?,
-        );
-        CpuBackend::put_slice(self, xb, shape, ub, update_shape, start).map(Memory::Host)
+    fn upload(&self, _device: Device, buffer: Buffer) -> Result<Memory> {
+        Ok(Memory::Host(buffer))
     }
+
+    fn download<'a>(&self, memory: &'a Memory) -> Result<Cow<'a, Buffer>> {
+        memory
+            .as_host()
+            .map(Cow::Borrowed)
+            .ok_or_else(|| Error::Placement {
+                op: "download",
+                device: Device::host(0),
+                found: memory.kind().to_string(),
+            })
+    }
+}
+
+/// The inputs of an op, checked against its arity (a mismatch is a frontend bug, reported).
+pub(crate) fn op_inputs<'a, T, const N: usize>(op: &Op, given: &[&'a T]) -> Result<[&'a T; N]> {
+    <[&T; N]>::try_from(given).map_err(|_| Error::InvalidArgument {
+        op: op.name(),
+        message: format!("internal: {} inputs given, {N} expected", given.len()),
+    })
 }
 
 /// The backend that computes for a device.
 pub fn for_device(device: Device) -> Result<&'static dyn Backend> {
-    match device.client {
-        Client::Binary => Ok(&binary::BinaryBackend),
-        Client::Host => Ok(&host::HostBackend),
-        Client::Cuda => Ok(&cuda::CudaBackend),
+    Ok(match device.client {
+        Client::Binary => &binary::BinaryBackend,
+        Client::Host => &host::HostBackend,
+        Client::Cuda => &cuda::CudaBackend,
+        Client::Sim => &sim::SimBackend,
+    })
+}
+
+/// The backend that owns memory of this kind (for reading it back).
+pub fn for_memory(memory: &Memory) -> &'static dyn Backend {
+    match memory {
+        Memory::Host(_) => &host::HostBackend,
+        Memory::Cuda(_) => &cuda::CudaBackend,
+        Memory::Sim(_) => &sim::SimBackend,
     }
+}
+
+/// Runs `op` on `device`: the one place where the backend contract is checked. Every input
+/// must be memory of `device`'s kind; otherwise the typed error names the op, the device and
+/// the memory found (a frontend bug: weak operands are moved before they get here).
+pub fn dispatch(device: Device, op: &Op, inputs: &[&Memory]) -> Result<Memory> {
+    // Every operation passes here: the safe point where an interrupted cell stops.
+    crate::interrupt::check()?;
+    let expected = device.memory_kind();
+    if let Some(stray) = inputs.iter().find(|m| m.kind() != expected) {
+        return Err(Error::Placement {
+            op: op.name(),
+            device,
+            found: stray.kind().to_string(),
+        });
+    }
+    if inputs.len() != op.arity() {
+        return Err(Error::InvalidArgument {
+            op: op.name(),
+            message: format!(
+                "internal: {} inputs given, {} expected",
+                inputs.len(),
+                op.arity()
+            ),
+        });
+    }
+    for_device(device)?.execute(device, op, inputs)
 }
 
 /// Error for a backend handed two buffers of different dtypes (a frontend bug, reported rather

@@ -67,10 +67,31 @@ pub fn assert_matches(what: &str, device: Device, expected: &Tensor, actual: &Te
     }
 }
 
+/// Turns on the simulated accelerator (two devices, `sim:0` and `sim:1`), so that every suite
+/// that iterates `tensorbook::devices()` covers a device whose memory no other backend can
+/// read and whose work is queued.
+pub fn enable_sim() {
+    tensorbook::set_sim_device_count(2);
+}
+
+/// The accelerators present: `sim:0` always (enabled here), `cuda:0` when a GPU is. Tests of
+/// behaviour that cuda and sim must share run one body over each.
+pub fn accelerators() -> Vec<Device> {
+    enable_sim();
+    let mut out = vec![Device::sim(0)];
+    match tensorbook::client_info(tensorbook::Client::Cuda) {
+        info if info.available => out.push(Device::cuda(0)),
+        info => println!("cuda not covered here: {}", info.reason.unwrap_or_default()),
+    }
+    out
+}
+
 /// Runs `op` on binary tensors and on copies of them on every other available device
-/// (`tensorbook::devices()`: host devices, and cuda ones once that backend exists), and checks
-/// every result against binary's. An error on binary must be an error everywhere.
+/// (`tensorbook::devices()`: host devices, the simulated accelerator's, and cuda's when a GPU
+/// is present), and checks every result against binary's. An error on binary must be an error
+/// everywhere.
 pub fn conform(what: &str, inputs: &[Tensor], op: impl Fn(&[Tensor]) -> Result<Tensor>) {
+    enable_sim();
     let reference = op(inputs);
     for device in tensorbook::devices() {
         if device == Device::BINARY {

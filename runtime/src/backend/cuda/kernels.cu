@@ -103,17 +103,16 @@ template <typename T> __device__ __forceinline__ T e_div(T a, T b) {
 __device__ __forceinline__ f32 e_div(f32 a, f32 b) { return a / b; }
 __device__ __forceinline__ f64 e_div(f64 a, f64 b) { return a / b; }
 
-// Integer power as `Element::pow`: negative exponents give 1, ±1 or 0; otherwise wrapping
-// exponentiation with the exponent capped at u32::MAX.
+// Integer power as `Element::pow`: negative exponents give 1, ±1 or 0 (XLA's rule); otherwise
+// wrapping exponentiation by squaring over the whole exponent.
 template <typename T> __device__ __forceinline__ T e_pow(T base, T e) {
     if (e < 0) {
         s64 b = (s64)base;
         if (b == 1) return 1;
-        if (b == -1) return ((s64)e % 2 == 0) ? (T)1 : base;
+        if (b == -1) return (((unsigned long long)(s64)e & 1ULL) == 0) ? (T)1 : base;
         return 0;
     }
     unsigned long long n = (unsigned long long)(s64)e;
-    if (n > 0xffffffffULL) n = 0xffffffffULL;
     T acc = 1;
     T b = base;
     while (n > 0) {

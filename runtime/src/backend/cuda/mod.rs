@@ -9,6 +9,7 @@ mod device;
 pub mod kernels;
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use cudarc::cublas::sys::cublasOperation_t;
@@ -20,8 +21,9 @@ use buffer::{CudaData, CudaElement};
 pub use device::MEMORY_FRACTION_ENV;
 use device::{elementwise_config, row_config, CudaDevice};
 
-use super::{ArgOp, Backend, BinaryOp, ReduceOp, Strided, UnaryOp};
+use super::{ArgOp, Backend, BinaryOp, Op, ReduceOp, Strided, UnaryOp};
 use crate::buffer::Buffer;
+use crate::device::{Device, MemoryKind};
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::memory::Memory;
@@ -161,9 +163,13 @@ fn internal(op: &'static str) -> Error {
 fn cuda_of<'a>(op: &'static str, m: &'a Memory) -> Result<&'a CudaBuffer> {
     match m {
         Memory::Cuda(c) => Ok(c),
-        Memory::Host(_) => Err(Error::InvalidArgument {
+        other => Err(Error::Placement {
             op,
-            message: "internal: host memory reached the cuda backend".into(),
+            device: match other.kind() {
+                MemoryKind::Cuda(id) => Device::cuda(id),
+                _ => Device::cuda(0),
+            },
+            found: other.kind().to_string(),
         }),
     }
 }
@@ -360,6 +366,30 @@ impl<T: CudaElement> From<CudaSlice<T>> for CudaData {
 }
 
 impl Backend for CudaBackend {
+    fn execute(&self, _device: Device, op: &Op, inputs: &[&Memory]) -> Result<Memory> {
+        // `dispatch` checked that every input is memory of this device.
+        route_op!(self, op, inputs)
+    }
+
+    fn upload(&self, device: Device, buffer: Buffer) -> Result<Memory> {
+        Ok(Memory::Cuda(upload(&buffer, &[buffer.len()], device.id)?))
+    }
+
+    fn download<'a>(&self, memory: &'a Memory) -> Result<Cow<'a, Buffer>> {
+        Ok(Cow::Owned(download(cuda_of("download", memory)?)?))
+    }
+
+    fn gather(&self, memory: &Memory, indices: &[usize]) -> Result<Buffer> {
+        gather(cuda_of("gather", memory)?, indices)
+    }
+
+    fn sync(&self, memory: &Memory) -> Result<()> {
+        sync(cuda_of("sync", memory)?)
+    }
+}
+
+/// The op set on device memory, one method per [`Op`] variant.
+impl CudaBackend {
     fn binary(
         &self,
         op: BinaryOp,
@@ -493,6 +523,7 @@ impl Backend for CudaBackend {
         Ok(out(x.ordinal, n, CudaData::from(o)))
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn matmul(
         &self,
         lhs: &Memory,

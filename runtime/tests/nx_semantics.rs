@@ -1,0 +1,250 @@
+//! Nx's semantics where tensorbook used to differ, each test naming the Nx rule it checks, on
+//! every device (binary, host, the simulated accelerator, cuda when present).
+
+mod common;
+
+use common::enable_sim;
+use tensorbook::{on, DType, Device, Error, Serving, Tensor};
+
+fn devices() -> Vec<Device> {
+    enable_sim();
+    tensorbook::devices()
+}
+
+/// `Nx.Type.merge_number/2`: a number keeps the tensor's type when it fits and widens it when
+/// it does not (u8 + 256 is u16 in Nx, u8 + -1 is s16; tensorbook has no 16-bit types and takes
+/// s32 for both). Integer literals are exact: no trip through f64.
+#[test]
+fn number_literals_merge_like_nx_type_merge_number() {
+    for d in devices() {
+        let u = on(d).from_vec(vec![0u8, 100, 255], &[3]).unwrap();
+        let minus = u.add(-1).unwrap();
+        assert_eq!(minus.dtype(), DType::S32, "u8 + -1 on {d}");
+        assert_eq!(minus.to_vec::<i32>().unwrap(), vec![-1, 99, 254]);
+        let plus = u.add(300).unwrap();
+        assert_eq!(
+            plus.to_vec::<i32>().unwrap(),
+            vec![300, 400, 555],
+            "u8 + 300 on {d}"
+        );
+        // A number that fits keeps the type, and arithmetic wraps as in Nx.
+        let small = u.add(1).unwrap();
+        assert_eq!(
+            (small.dtype(), small.to_vec::<u8>().unwrap()),
+            (DType::U8, vec![1, 101, 0])
+        );
+        let s = on(d).from_vec(vec![1i32, -2], &[2]).unwrap();
+        let wide = s.add(3_000_000_000i64).unwrap();
+        assert_eq!(wide.dtype(), DType::S64, "s32 + 3e9 on {d}");
+        assert_eq!(
+            wide.to_vec::<i64>().unwrap(),
+            vec![3_000_000_001, 2_999_999_998]
+        );
+        let l = on(d).from_vec(vec![0i64, 1], &[2]).unwrap();
+        let exact = l.add(9_007_199_254_740_993i64).unwrap();
+        assert_eq!(
+            exact.to_vec::<i64>().unwrap(),
+            vec![9_007_199_254_740_993, 9_007_199_254_740_994],
+            "2^53 + 1 must not round through f64 on {d}"
+        );
+        // Comparisons with out-of-range literals compare the values, not clamped ones.
+        assert_eq!(u.less(300).unwrap().to_vec::<u8>().unwrap(), vec![1, 1, 1]);
+        assert_eq!(
+            u.greater(-1).unwrap().to_vec::<u8>().unwrap(),
+            vec![1, 1, 1]
+        );
+        assert_eq!(u.equal(256).unwrap().to_vec::<u8>().unwrap(), vec![0, 0, 0]);
+        // A float makes an integer tensor f32; a float tensor keeps its type.
+        assert_eq!(s.add(0.5).unwrap().dtype(), DType::F32);
+        let f = on(d).from_vec(vec![1.0f64], &[1]).unwrap();
+        assert_eq!(f.add(1).unwrap().dtype(), DType::F64);
+        // No dtype holds u64::MAX: an error that says so, not a wrapped value.
+        let err = l.add(u64::MAX).unwrap_err();
+        assert!(err.to_string().contains("18446744073709551615"), "{err}");
+    }
+}
+
+/// `Nx.mean/2` divides the sum by the number of elements: over zero elements that is 0/0, NaN.
+#[test]
+fn the_mean_of_nothing_is_nan() {
+    for d in devices() {
+        let empty = on(d).zeros(DType::F32, &[0]).unwrap();
+        assert!(
+            empty
+                .mean(None, false)
+                .unwrap()
+                .to_scalar::<f32>()
+                .unwrap()
+                .is_nan(),
+            "{d}"
+        );
+        let rows = on(d).zeros(DType::S32, &[2, 0]).unwrap();
+        let per_row = rows.mean(Some(&[1]), false).unwrap();
+        assert_eq!(per_row.shape(), &[2]);
+        assert!(
+            per_row.to_vec::<f32>().unwrap().iter().all(|v| v.is_nan()),
+            "{d}"
+        );
+        assert_eq!(rows.mean(Some(&[0]), false).unwrap().shape(), &[0]);
+        // Not empty: the mean of a row of an [2,3] tensor divides by 3, not by 6/2.
+        let t = on(d).iota(DType::F32, &[2, 3], None).unwrap();
+        assert_eq!(
+            t.mean(Some(&[1]), true).unwrap().to_vec::<f32>().unwrap(),
+            vec![1.0, 4.0]
+        );
+    }
+}
+
+/// `Nx.put_slice/3`: the result has the merged type of the tensor and the update.
+#[test]
+fn put_slice_returns_the_merged_type() {
+    for d in devices() {
+        let t = on(d).zeros(DType::S32, &[2, 2]).unwrap();
+        let update = on(d).from_vec(vec![1.5f32, 2.5], &[1, 2]).unwrap();
+        let out = t.put_slice(&[1, 0], &update).unwrap();
+        assert_eq!(out.dtype(), DType::F32, "{d}");
+        assert_eq!(out.to_vec::<f32>().unwrap(), vec![0.0, 0.0, 1.5, 2.5]);
+        // Nx moves a start that would run past the end back so that the update fits.
+        let clipped = t.put_slice(&[9, 9], &update).unwrap();
+        assert_eq!(clipped.to_vec::<f32>().unwrap(), vec![0.0, 0.0, 1.5, 2.5]);
+    }
+}
+
+/// `Nx.pow/2` on integers (XLA's semantics): wrapping exponentiation over the whole exponent,
+/// and for negative exponents 1 for base 1, ±1 for base -1 by parity, 0 otherwise.
+#[test]
+fn integer_pow_uses_the_whole_exponent() {
+    let big = (1i64 << 32) + 1;
+    let expected = (0..32)
+        .fold(3i64, |b: i64, _| b.wrapping_mul(b))
+        .wrapping_mul(3);
+    for d in devices() {
+        let base = on(d).from_vec(vec![3i64, -1, -1, 2, 1, 0], &[6]).unwrap();
+        let exp = on(d)
+            .from_vec(vec![big, i64::MIN + 1, -4, -1, -7, 5], &[6])
+            .unwrap();
+        assert_eq!(
+            base.pow(&exp).unwrap().to_vec::<i64>().unwrap(),
+            vec![expected, -1, 1, 0, 1, 0],
+            "{d}"
+        );
+        let s = on(d).from_vec(vec![-1i32, 2], &[2]).unwrap();
+        assert_eq!(
+            s.pow(-3).unwrap().to_vec::<i32>().unwrap(),
+            vec![-1, 0],
+            "{d}"
+        );
+    }
+}
+
+/// `Nx.slice/4`: lengths are spans of the input, the result has `ceil(length / stride)`
+/// elements per axis, and a start past what fits is clipped back, never an error.
+#[test]
+fn slice_clips_its_start_and_strides_over_the_span() {
+    for d in devices() {
+        let t = on(d).from_vec(vec![1i64, 2, 3, 4, 5, 6], &[6]).unwrap();
+        assert_eq!(
+            t.slice(&[5], &[2], None).unwrap().to_vec::<i64>().unwrap(),
+            vec![5, 6],
+            "{d}"
+        );
+        assert_eq!(
+            t.slice(&[99], &[3], None).unwrap().to_vec::<i64>().unwrap(),
+            vec![4, 5, 6]
+        );
+        assert_eq!(
+            t.slice(&[0], &[6], Some(&[4]))
+                .unwrap()
+                .to_vec::<i64>()
+                .unwrap(),
+            vec![1, 5]
+        );
+        assert_eq!(
+            t.slice(&[1], &[5], Some(&[2]))
+                .unwrap()
+                .to_vec::<i64>()
+                .unwrap(),
+            vec![2, 4, 6]
+        );
+        assert!(
+            t.slice(&[0], &[7], None).is_err(),
+            "a length past the axis is an error"
+        );
+        assert!(
+            t.slice(&[0], &[2], Some(&[0])).is_err(),
+            "a stride of 0 is an error"
+        );
+    }
+}
+
+/// `Nx.Random.uniform`: values in `[min, max)` with finite bounds that the type can hold.
+#[test]
+fn random_uniform_bounds_must_be_finite_and_fit_the_type() {
+    let f = on(Device::host(0));
+    for (dtype, low, high) in [
+        (DType::F32, 0.0, f64::INFINITY),
+        (DType::F64, f64::NEG_INFINITY, 0.0),
+        (DType::F32, 0.0, 1e39),
+        (DType::U8, 0.0, 300.0),
+        (DType::U8, -1.0, 10.0),
+        (DType::S32, -1e10, 0.0),
+        (DType::F64, -1.7e308, 1.7e308),
+        (DType::F32, 1.0, 1.0),
+    ] {
+        let err = f.random_uniform(1, dtype, &[4], low, high).unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidArgument { .. }),
+            "{dtype} [{low}, {high}): {err}"
+        );
+    }
+    let bytes = f
+        .random_uniform(1, DType::U8, &[10_000], 0.0, 256.0)
+        .unwrap();
+    let v = bytes.to_vec::<u8>().unwrap();
+    assert!(v.contains(&255) && v.contains(&0));
+    // Rounding to f32 must not produce the excluded upper bound.
+    let narrow = f
+        .random_uniform(2, DType::F32, &[100_000], 1.0, 1.0 + 1e-7)
+        .unwrap();
+    assert!(narrow
+        .to_vec::<f32>()
+        .unwrap()
+        .iter()
+        .all(|&x| (1.0..1.0 + 1e-7).contains(&(x as f64))));
+}
+
+/// An `Nx.Serving` over an empty batch returns an empty result rather than failing.
+#[test]
+fn a_serving_over_zero_rows_returns_an_empty_result() {
+    let serving = Serving::new(|b: &Tensor| b.sum(Some(&[1]), true)).on(Device::host(0));
+    let out = serving
+        .run(&on(Device::BINARY).zeros(DType::F32, &[0, 5]).unwrap())
+        .unwrap();
+    assert_eq!(out.shape(), &[0, 1]);
+    assert_eq!(out.device(), Device::host(0));
+}
+
+/// A reference should not be the least accurate backend: binary's f32 sums and dots are
+/// pairwise, within a few ulps of an f64 sum where a sequential f32 sum drifts by ~1e-5.
+#[test]
+fn binary_sums_and_dots_accumulate_pairwise() {
+    let n = 1 << 22;
+    let x = on(Device::BINARY)
+        .random_uniform(9, DType::F32, &[n], 0.0, 1.0)
+        .unwrap();
+    let exact: f64 = x.to_vec::<f32>().unwrap().iter().map(|&v| v as f64).sum();
+    for d in [Device::BINARY, Device::host(0)] {
+        let t = x.backend_copy(d).unwrap();
+        let sum = t.sum(None, false).unwrap().to_scalar::<f32>().unwrap() as f64;
+        assert!(
+            ((sum - exact) / exact).abs() < 1e-6,
+            "sum on {d}: {sum} vs {exact}"
+        );
+    }
+    let ones = on(Device::BINARY).ones(DType::F32, &[n]).unwrap();
+    let dot = x.dot(&ones).unwrap().to_scalar::<f32>().unwrap() as f64;
+    assert!(
+        ((dot - exact) / exact).abs() < 1e-6,
+        "binary dot: {dot} vs {exact}"
+    );
+}
