@@ -228,7 +228,7 @@ fn a_serving_over_zero_rows_returns_an_empty_result() {
 /// pairwise, within a few ulps of an f64 sum where a sequential f32 sum drifts by ~1e-5.
 #[test]
 fn binary_sums_and_dots_accumulate_pairwise() {
-    let n = 1 << 22;
+    let n = 10_000_000;
     let x = on(Device::BINARY)
         .random_uniform(9, DType::F32, &[n], 0.0, 1.0)
         .unwrap();
@@ -236,6 +236,10 @@ fn binary_sums_and_dots_accumulate_pairwise() {
     for d in [Device::BINARY, Device::host(0)] {
         let t = x.backend_copy(d).unwrap();
         let sum = t.sum(None, false).unwrap().to_scalar::<f32>().unwrap() as f64;
+        println!(
+            "f32 sum of {n} on {d}: relative error {:.1e}",
+            ((sum - exact) / exact).abs()
+        );
         assert!(
             ((sum - exact) / exact).abs() < 1e-6,
             "sum on {d}: {sum} vs {exact}"
@@ -243,6 +247,10 @@ fn binary_sums_and_dots_accumulate_pairwise() {
     }
     let ones = on(Device::BINARY).ones(DType::F32, &[n]).unwrap();
     let dot = x.dot(&ones).unwrap().to_scalar::<f32>().unwrap() as f64;
+    println!(
+        "f32 dot of {n} on binary: relative error {:.1e}",
+        ((dot - exact) / exact).abs()
+    );
     assert!(
         ((dot - exact) / exact).abs() < 1e-6,
         "binary dot: {dot} vs {exact}"

@@ -81,7 +81,7 @@ impl Factory {
             .take((count as u64).saturating_mul(width as u64))
             .read_to_end(&mut bytes)
             .map_err(|e| io_error(path, e))?;
-        if bytes.len() != count * width {
+        if Some(bytes.len()) != count.checked_mul(width) {
             return Err(format_error(
                 path,
                 format!(
