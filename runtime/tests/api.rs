@@ -170,6 +170,31 @@ fn an_impossible_allocation_is_an_error_not_an_abort() {
     assert!(one.broadcast(&[1_000_000, 1_000_000, 1_000]).is_err());
 }
 
+/// A size that exists but is more than this machine has (the 24 GB of f64 on a 24 GiB
+/// machine) is refused before a page is touched, naming the memory available, where Linux's
+/// overcommit would have said yes and then filled memory for a minute.
+#[test]
+fn an_allocation_larger_than_the_machine_is_refused_up_front() {
+    let Some(available) = tensorbook::host_memory::available() else {
+        println!("skipped: /proc/meminfo has no MemAvailable here");
+        return;
+    };
+    let elements = (available / 8 + (1 << 27)) as usize; // 1 GiB more than available
+    for device in [Device::BINARY, Device::host(0)] {
+        let err = on(device).zeros(DType::F64, &[elements]).unwrap_err();
+        assert!(matches!(err, Error::Allocation { .. }), "{err}");
+        assert!(err.to_string().contains("available"), "{err}");
+        let x = on(device).ones(DType::F64, &[1]).unwrap();
+        assert!(x.broadcast(&[elements]).is_err());
+    }
+    // A cap set by the user decides instead of the machine.
+    tensorbook::set_host_memory_limit(Some(64 << 20));
+    let capped = host().zeros(DType::F64, &[10_000_000]).unwrap_err();
+    assert!(capped.to_string().contains("limit"), "{capped}");
+    tensorbook::set_host_memory_limit(None);
+    assert!(host().zeros(DType::F64, &[10_000_000]).is_ok());
+}
+
 #[test]
 fn integer_edge_cases_do_not_panic() {
     let i = host().from_vec(vec![i32::MIN, -1, 0], &[3]).unwrap();
