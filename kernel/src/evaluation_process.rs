@@ -15,6 +15,11 @@
 //!   a cell runs (from evcxr's `LOAD_AND_RUN` to its completion line). A cell still running
 //!   [`GRACE`] after SIGINT (a pure CPU loop, std's sleep) ends the process; evcxr starts a new
 //!   one and the kernel reports which variables were lost.
+//! * **A kernel that is gone.** stdin is a pipe whose other end only the kernel holds, so it
+//!   reaches end of file exactly when the kernel exits, is killed (even by SIGKILL or the OOM
+//!   killer) or drops this process. evcxr's own loop reads it only between cells; the relay
+//!   reads it all the time and ends the process at once, so a cell spinning in a loop cannot
+//!   outlive its kernel and burn a core until reboot.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
@@ -145,6 +150,7 @@ fn relay(
     from: impl std::io::Read + Send + 'static,
     mut to: impl Write + Send + 'static,
     watch: impl Fn(&[u8]) + Send + 'static,
+    at_end: impl FnOnce() + Send + 'static,
 ) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name(name.into())
@@ -154,7 +160,7 @@ fn relay(
             loop {
                 line.clear();
                 match lines.read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => return,
+                    Ok(0) | Err(_) => return at_end(),
                     Ok(_) => {}
                 }
                 watch(line.strip_suffix(b"\n").unwrap_or(&line));
@@ -170,11 +176,28 @@ fn route_stdin(state: &'static CellState) -> std::io::Result<()> {
     let (reader, writer) = std::io::pipe()?;
     let stdin = replace_descriptor(0, &reader)?;
     drop(reader);
-    relay("stdin-relay", stdin, writer, move |line| {
-        if line.starts_with(b"LOAD_AND_RUN ") {
-            state.started.fetch_add(1, Ordering::SeqCst);
-        }
-    })
+    relay(
+        "stdin-relay",
+        stdin,
+        writer,
+        move |line| {
+            if line.starts_with(b"LOAD_AND_RUN ") {
+                state.started.fetch_add(1, Ordering::SeqCst);
+            }
+        },
+        end_with_the_kernel,
+    )
+}
+
+/// Exit status of an evaluation process that ended because its kernel was gone.
+pub const ORPHANED_EXIT_STATUS: i32 = 129;
+
+/// Ends this process now: its kernel closed stdin or no longer exists. `_exit` rather than
+/// `exit`: the main thread may be inside a user's cell, and nothing of this process's state
+/// is wanted any more (there is nobody left to read it).
+fn end_with_the_kernel() {
+    // SAFETY: _exit is async-signal-safe and always allowed; it does not return.
+    unsafe { libc::_exit(ORPHANED_EXIT_STATUS) }
 }
 
 fn route_stdout(state: &'static CellState) -> std::io::Result<()> {
