@@ -282,6 +282,13 @@ static ERROR_FORMATS: &[ErrorFormat] = &[
     },
 ];
 
+/// Printed by a cell just before its final expression is displayed.
+const FINAL_VALUE_MARKER: &str = "EVCXR_FINAL_VALUE";
+
+/// Starts a line on the stdout channel that stands for one content block printed while the
+/// cell ran, as JSON `{"mime": ..., "content": ...}`; the frontend shows it as display data.
+pub const DISPLAY_DATA_LINE_PREFIX: &str = "EVCXR_DISPLAY_DATA ";
+
 const SEND_TEXT_PLAIN_DEF: &str = stringify!(
     fn evcxr_send_text_plain(text: &str) {
         use std::io::Write;
@@ -897,6 +904,11 @@ impl EvalContext {
 
         let mut got_panic = false;
         let mut lost_variables = Vec::new();
+        // Content blocks before the final expression's display are the cell's own rich output
+        // (plotters' evcxr figures, explicit evcxr_display calls): they go out in order with
+        // stdout, one line each (DISPLAY_DATA_LINE_PREFIX + JSON), instead of being merged
+        // into the cell's result.
+        let mut in_final_value = false;
         static MIME_OUTPUT: Lazy<Regex> =
             Lazy::new(|| Regex::new("EVCXR_BEGIN_CONTENT ([^ ]+)").unwrap());
         loop {
@@ -906,6 +918,8 @@ impl EvalContext {
             }
             if line == PANIC_NOTIFICATION {
                 got_panic = true;
+            } else if line == FINAL_VALUE_MARKER {
+                in_final_value = true;
             } else if line.starts_with(evcxr_input::GET_CMD) {
                 let is_password = line.starts_with(evcxr_input::GET_CMD_PASSWORD);
                 let prompt = line.split(':').nth(1).unwrap_or_default().to_owned();
@@ -943,7 +957,14 @@ impl EvalContext {
                     }
                     content.push_str(&line);
                 }
-                output.content_by_mime_type.insert(mime_type, content);
+                if in_final_value {
+                    output.content_by_mime_type.insert(mime_type, content);
+                } else {
+                    let _ = self.stdout_sender.send(format!(
+                        "{DISPLAY_DATA_LINE_PREFIX}{}",
+                        serde_json::json!({ "mime": mime_type, "content": content })
+                    ));
+                }
             } else {
                 // Note, errors sending are ignored, since it just means the
                 // user of the library has dropped the Receiver.
@@ -1839,6 +1860,11 @@ impl ContextState {
             } else if ast::Expr::can_cast(node.kind()) {
                 if statement_index == num_statements - 1 {
                     if self.config.display_final_expression {
+                        // The marker tells the parent that content blocks from here on are
+                        // the cell's value, not output printed while it ran.
+                        code_out = code_out.generated(format!(
+                            "::std::println!(\"{FINAL_VALUE_MARKER}\");"
+                        ));
                         code_out = code_out.code_with_fallback(
                             // First we try calling .evcxr_display().
                             CodeBlock::new()
