@@ -288,3 +288,35 @@ def test_input_request_and_reply_on_stdin(kernel):
     # Without allow_stdin the cell gets an empty line instead of hanging.
     reply, outputs = run_cell(kc, 'let nobody = tensorbook::input("Name: ")?;\nprintln!("got [{nobody}]");', allow_stdin=False)
     assert reply["content"]["status"] == "ok" and "got []" in stdout_of(outputs)
+
+
+def test_evcxr_content_blocks_are_display_data_in_order(kernel):
+    """evcxr's display convention (plotters' evcxr feature, any crate that prints
+    EVCXR_BEGIN_CONTENT blocks): each block printed while a cell runs is one display_data at
+    its place among the stdout, and the final expression stays the execute_result."""
+    _, kc = kernel
+    code = "\n".join([
+        'println!("before");',
+        'println!("EVCXR_BEGIN_CONTENT text/html\\n<b>first</b>\\nEVCXR_END_CONTENT");',
+        'println!("between");',
+        'println!("EVCXR_BEGIN_CONTENT image/svg+xml\\n<svg>second</svg>\\nEVCXR_END_CONTENT");',
+        'println!("after");',
+        'Tensor::iota(DType::S32, &[2], None)?',
+    ])
+    reply, outputs = run_cell(kc, code)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    shown = []
+    for m in outputs:
+        if m["msg_type"] == "stream":
+            shown.extend(("text", line) for line in m["content"]["text"].splitlines())
+        elif m["msg_type"] in ("display_data", "execute_result"):
+            shown.append((m["msg_type"], m["content"]["data"]))
+    assert shown[:5] == [
+        ("text", "before"),
+        ("display_data", {"text/html": "<b>first</b>"}),
+        ("text", "between"),
+        ("display_data", {"image/svg+xml": "<svg>second</svg>"}),
+        ("text", "after"),
+    ], shown
+    assert shown[5][0] == "execute_result" and "Backend<" in shown[5][1]["text/plain"], shown
+    assert len(shown) == 6, shown

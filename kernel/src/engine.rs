@@ -34,8 +34,23 @@ impl Stream {
     }
 }
 
+/// One piece of a running cell's output, in the order the cell produced it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Text on stdout or stderr.
+    Text(Stream, String),
+    /// A block of rich content the cell printed in evcxr's markers (`EVCXR_BEGIN_CONTENT mime`
+    /// ... `EVCXR_END_CONTENT`) before its final value: one display_data at its place.
+    Display {
+        /// The mime type.
+        mime: String,
+        /// The content.
+        content: String,
+    },
+}
+
 /// Receives output while a cell runs.
-pub type OutputSink = Arc<dyn Fn(Stream, String) + Send + Sync>;
+pub type OutputSink = Arc<dyn Fn(Output) + Send + Sync>;
 
 /// A failed cell, as Jupyter reports it.
 #[derive(Clone, Debug)]
@@ -503,14 +518,28 @@ impl StderrFilter {
     }
 }
 
-/// Passes a stdout line on, except the kernel's own `:vars` description.
+/// Passes a stdout line on: a content block as display data, the kernel's own `:vars`
+/// description to the report, anything else as text.
 fn stdout_line(line: String, report: &Mutex<CellReport>, sink: &OutputSink) {
-    match line.strip_prefix(tensorbook::notebook::VARIABLES_MARKER) {
-        Some(json) => {
-            report.lock().unwrap_or_else(|e| e.into_inner()).variables = Some(json.to_string());
-        }
-        None => sink(Stream::Stdout, stdout_text(line)),
+    if let Some(json) = line.strip_prefix(tensorbook::notebook::VARIABLES_MARKER) {
+        report.lock().unwrap_or_else(|e| e.into_inner()).variables = Some(json.to_string());
+        return;
     }
+    if let Some(block) = line.strip_prefix(evcxr::DISPLAY_DATA_LINE_PREFIX) {
+        if let Some(display) = display_block(block) {
+            return sink(display);
+        }
+    }
+    sink(Output::Text(Stream::Stdout, stdout_text(line)))
+}
+
+/// A content block forwarded by the vendored evcxr (`{"mime": ..., "content": ...}`).
+fn display_block(json: &str) -> Option<Output> {
+    let value: serde_json::Value = serde_json::from_str(json).ok()?;
+    Some(Output::Display {
+        mime: value.get("mime")?.as_str()?.to_string(),
+        content: value.get("content")?.as_str()?.to_string(),
+    })
 }
 
 /// The text a stdout line stands for: an unfinished line (see [`PARTIAL_LINE_MARKER`]) goes
@@ -610,7 +639,7 @@ impl HeldStderr {
 
     fn release(&mut self, sink: &OutputSink) {
         if let Some((text, _)) = self.held.take() {
-            sink(Stream::Stderr, format!("{text}\n"));
+            sink(Output::Text(Stream::Stderr, format!("{text}\n")));
         }
     }
 }

@@ -14,7 +14,7 @@ use zeromq::{Socket, SocketRecv, SocketSend, ZmqMessage};
 
 use crate::commands;
 use crate::completeness::{is_complete, Completeness};
-use crate::engine::{Engine, InputReader, OutputSink, Stream};
+use crate::engine::{Engine, InputReader, Output, OutputSink};
 use crate::history::History;
 use crate::wire::{new_header, Message, Signer, PROTOCOL_VERSION};
 
@@ -476,19 +476,23 @@ pub async fn run(
     let sink_parent = Arc::clone(&parent);
     let sink_tx = iopub_tx.clone();
     let sink_session = session.clone();
-    let sink: OutputSink = Arc::new(move |stream: Stream, text: String| {
+    let sink: OutputSink = Arc::new(move |output: Output| {
         if let Some(p) = sink_parent
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .as_ref()
         {
-            let mut msg = Message::reply_to(
-                p,
-                &sink_session,
-                "stream",
-                json!({ "name": stream.name(), "text": text }),
-            );
-            msg.identities = vec![b"stream".to_vec()];
+            let (msg_type, content) = match output {
+                Output::Text(stream, text) => {
+                    ("stream", json!({ "name": stream.name(), "text": text }))
+                }
+                Output::Display { mime, content } => (
+                    "display_data",
+                    json!({ "data": { mime: content }, "metadata": {}, "transient": {} }),
+                ),
+            };
+            let mut msg = Message::reply_to(p, &sink_session, msg_type, content);
+            msg.identities = vec![msg_type.as_bytes().to_vec()];
             let _ = sink_tx.send(msg);
         }
     });
