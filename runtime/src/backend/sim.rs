@@ -132,11 +132,11 @@ impl SimDevice {
                         while *paused {
                             paused = dev.unpaused.wait(paused).unwrap_or_else(|e| e.into_inner());
                         }
-                    }
-                    job();
-                    if let Some(dev) = worker.upgrade() {
+                        // Counted off before the job runs: the job publishes its result, and
+                        // whoever reads that result must already see it off the count.
                         dev.pending.fetch_sub(1, Ordering::AcqRel);
                     }
+                    job();
                 }
             })
             .map_err(|e| Error::Device {
@@ -348,7 +348,7 @@ pub fn memory_in_use(id: usize) -> u64 {
         .unwrap_or(0)
 }
 
-/// Ops queued on `sim:id` that have not run yet.
+/// Ops queued on `sim:id` that have not started yet (held by [`pause`], or waiting their turn).
 pub fn pending(id: usize) -> usize {
     device(id)
         .map(|d| d.pending.load(Ordering::Acquire))
