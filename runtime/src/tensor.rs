@@ -82,9 +82,7 @@ impl Tensor {
         if memory.kind() == device.memory_kind() {
             return Tensor::from_shared(memory, self.shape.clone(), device);
         }
-        check_device(device)?;
-        let copied = backend::for_memory(&memory).copy(&memory, self.device(), device)?;
-        Tensor::from_memory(copied, self.shape.clone(), device)
+        self.backend_copy(device)
     }
 
     /// The same buffer seen with another shape of the same element count (reshape, squeeze).

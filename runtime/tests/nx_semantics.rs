@@ -224,6 +224,13 @@ fn a_serving_over_zero_rows_returns_an_empty_result() {
     assert_eq!(out.device(), Device::host(0));
 }
 
+/// |got - exact| / |exact|, printed (the figures the issue notes quote).
+fn relative_error(what: &str, got: f64, exact: f64) -> f64 {
+    let error = ((got - exact) / exact).abs();
+    println!("{what}: relative error {error:.1e}");
+    error
+}
+
 /// A reference should not be the least accurate backend: binary's f32 sums and dots are
 /// pairwise, within a few ulps of an f64 sum where a sequential f32 sum drifts by ~1e-5.
 #[test]
@@ -236,23 +243,11 @@ fn binary_sums_and_dots_accumulate_pairwise() {
     for d in [Device::BINARY, Device::host(0)] {
         let t = x.backend_copy(d).unwrap();
         let sum = t.sum(None, false).unwrap().to_scalar::<f32>().unwrap() as f64;
-        println!(
-            "f32 sum of {n} on {d}: relative error {:.1e}",
-            ((sum - exact) / exact).abs()
-        );
-        assert!(
-            ((sum - exact) / exact).abs() < 1e-6,
-            "sum on {d}: {sum} vs {exact}"
-        );
+        let error = relative_error(&format!("f32 sum of {n} on {d}"), sum, exact);
+        assert!(error < 1e-6, "sum on {d}: {sum} vs {exact}");
     }
     let ones = on(Device::BINARY).ones(DType::F32, &[n]).unwrap();
     let dot = x.dot(&ones).unwrap().to_scalar::<f32>().unwrap() as f64;
-    println!(
-        "f32 dot of {n} on binary: relative error {:.1e}",
-        ((dot - exact) / exact).abs()
-    );
-    assert!(
-        ((dot - exact) / exact).abs() < 1e-6,
-        "binary dot: {dot} vs {exact}"
-    );
+    let error = relative_error(&format!("f32 dot of {n} on binary"), dot, exact);
+    assert!(error < 1e-6, "binary dot: {dot} vs {exact}");
 }
