@@ -8,17 +8,13 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod bench;
-mod build_cache;
 mod clients;
-mod commands;
-mod completeness;
 mod engine;
-mod evaluation_process;
-mod history;
-mod kernelspec;
-mod leftovers;
-mod server;
-mod wire;
+mod protocol;
+
+use engine::{build_cache, evaluation, evaluation_process};
+use protocol::{kernelspec, server};
+use tensorbook::contract::env;
 
 /// The tensorbook command line.
 #[derive(Parser)]
@@ -124,7 +120,7 @@ enum KernelAction {
         #[arg(long, default_value = "Rust (tensorbook)")]
         display_name: String,
         /// Session default client of every session of this kernelspec.
-        #[arg(long, default_value = "auto", value_parser = ["auto", "host", "cuda", "binary"])]
+        #[arg(long, default_value = "auto", value_parser = client_spec)]
         client: String,
     },
     /// Remove a kernelspec.
@@ -141,6 +137,14 @@ enum KernelAction {
         #[arg(long)]
         connection_file: PathBuf,
     },
+}
+
+/// `--client`: any spec the session accepts (`auto`, `host`, `host:1`, `cuda`, `binary`,
+/// `sim:0`), checked by the one parser; whether the machine has it is decided per session.
+fn client_spec(text: &str) -> Result<String, String> {
+    tensorbook::ClientSpec::parse(text)
+        .map(|_| text.trim().to_string())
+        .map_err(|e| e.to_string())
 }
 
 fn kernel(action: KernelAction) -> Result<(), String> {
@@ -208,7 +212,7 @@ fn kernel(action: KernelAction) -> Result<(), String> {
 /// before any thread exists. Without a usable cache directory the session still works, in a
 /// private temporary directory, only slower.
 fn prepare_session_dir() -> Option<std::sync::Arc<build_cache::SessionDir>> {
-    let key = build_cache::key(&engine::runtime_dir(), &engine::prelude());
+    let key = build_cache::key(&evaluation::runtime_dir(), &evaluation::prelude());
     let dir = build_cache::SessionDir::create(key)
         .or_else(|e| {
             eprintln!(
@@ -219,14 +223,14 @@ fn prepare_session_dir() -> Option<std::sync::Arc<build_cache::SessionDir>> {
         })
         .map_err(|e| eprintln!("[tensorbook] no session directory: {e}"))
         .ok()?;
-    std::env::set_var("EVCXR_TMPDIR", dir.path());
+    env::set(env::EVCXR_TMPDIR, dir.path());
     if cfg!(target_os = "linux") {
         let libraries: Vec<_> = build_cache::toolchain_library_dir()
             .into_iter()
             .chain(dir.library_dir())
             .collect();
-        std::env::set_var(
-            "LD_LIBRARY_PATH",
+        env::set(
+            env::LIBRARY_PATH,
             build_cache::library_path_with(&libraries),
         );
     }

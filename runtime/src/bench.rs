@@ -508,12 +508,7 @@ pub fn parse_devices(list: &str) -> Result<Vec<Device>> {
     list.split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| match s {
-            "binary" => Ok(Device::BINARY),
-            "host" => Ok(Device::host(0)),
-            "cuda" => Ok(Device::cuda(0)),
-            other => Device::parse(other),
-        })
+        .map(Device::parse)
         .collect()
 }
 

@@ -1,8 +1,6 @@
 //! Clients: which backends exist on this machine, how many devices each has, and why one is
 //! unavailable. Asking for an absent client is an error that says why, never a fallback.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use crate::device::{Client, Device};
 use crate::error::{Error, Result};
 
@@ -21,47 +19,6 @@ pub struct ClientInfo {
     pub reason: Option<String>,
 }
 
-/// Host devices are virtual (they share the CPU) so that every placement rule — including
-/// "two different devices are an error" — can be exercised on a machine without a GPU.
-static HOST_DEVICES: AtomicUsize = AtomicUsize::new(0);
-
-/// The environment variable that sets the number of virtual host devices at start-up.
-pub const HOST_DEVICES_ENV: &str = "TENSORBOOK_HOST_DEVICES";
-
-fn host_device_count() -> usize {
-    match HOST_DEVICES.load(Ordering::Relaxed) {
-        0 => {
-            let n = std::env::var(HOST_DEVICES_ENV)
-                .ok()
-                .and_then(|v| v.parse::<usize>().ok())
-                .filter(|&n| n > 0)
-                .unwrap_or(1);
-            // Another thread may have configured it meanwhile; keep theirs.
-            let _ = HOST_DEVICES.compare_exchange(0, n, Ordering::Relaxed, Ordering::Relaxed);
-            HOST_DEVICES.load(Ordering::Relaxed)
-        }
-        n => n,
-    }
-}
-
-/// Sets how many virtual host devices exist (`host:0` .. `host:{n-1}`). Existing tensors keep
-/// their placement; shrinking below a placement in use makes new work there an error.
-///
-/// The count is also written to `TENSORBOOK_HOST_DEVICES` in this process's environment: a
-/// notebook links a fresh copy of the runtime (and of its statics) into every cell, and the
-/// environment is what later cells share.
-pub fn set_host_device_count(n: usize) -> Result<()> {
-    if n == 0 {
-        return Err(Error::InvalidArgument {
-            op: "set_host_device_count",
-            message: "the host client needs at least one device".into(),
-        });
-    }
-    HOST_DEVICES.store(n, Ordering::Relaxed);
-    std::env::set_var(HOST_DEVICES_ENV, n.to_string());
-    Ok(())
-}
-
 fn cuda_status() -> &'static std::result::Result<usize, String> {
     crate::backend::cuda::probe()
 }
@@ -70,7 +27,7 @@ fn cuda_status() -> &'static std::result::Result<usize, String> {
 pub fn client_info(client: Client) -> ClientInfo {
     let (available, device_count, reason) = match client {
         Client::Binary => (true, 1, None),
-        Client::Host => (true, host_device_count(), None),
+        Client::Host => (true, crate::settings::host_device_count(), None),
         Client::Cuda => match cuda_status() {
             Ok(n) => (true, *n, None),
             Err(why) => (false, 0, Some(why.clone())),

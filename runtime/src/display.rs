@@ -255,7 +255,7 @@ impl Tensor {
 /// cell's rich result.
 pub(crate) fn emit_evcxr_bundle(bundle: &[(&'static str, String)]) {
     for (mime, content) in bundle {
-        println!("EVCXR_BEGIN_CONTENT {mime}\n{content}\nEVCXR_END_CONTENT");
+        print!("{}", crate::contract::markers::content_block(mime, content));
     }
 }
 

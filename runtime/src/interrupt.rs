@@ -9,8 +9,7 @@
 //!
 //! Every cell is a separate library with its own copy of this crate's statics, so the flag
 //! cannot be a static here: the evaluation process publishes its address in
-//! [`FLAG_ENV`] as `<pid>:<address>`. The pid guards against the variable leaking into a
-//! child process, where the address would mean nothing. Outside a kernel there is no flag and
+//! an environment variable (see [`crate::contract::interrupt_flag`]). Outside a kernel there is no flag and
 //! every check passes.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,28 +18,9 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 
-/// Environment variable through which the evaluation process shares its interrupt flag.
-pub const FLAG_ENV: &str = "TENSORBOOK_INTERRUPT_FLAG";
-
-/// Formats the value of [`FLAG_ENV`] for a flag that lives as long as the process.
-pub fn flag_env_value(flag: &'static AtomicBool) -> String {
-    format!(
-        "{}:{:x}",
-        std::process::id(),
-        flag as *const AtomicBool as usize
-    )
-}
-
 fn flag() -> Option<&'static AtomicBool> {
     static FLAG: OnceLock<Option<usize>> = OnceLock::new();
-    let address = (*FLAG.get_or_init(|| {
-        let value = std::env::var(FLAG_ENV).ok()?;
-        let (pid, address) = value.split_once(':')?;
-        if pid.parse::<u32>().ok()? != std::process::id() {
-            return None;
-        }
-        usize::from_str_radix(address, 16).ok().filter(|&a| a != 0)
-    }))?;
+    let address = (*FLAG.get_or_init(crate::contract::interrupt_flag::address))?;
     // SAFETY: the address was published by this very process (the pid matches) for a leaked,
     // never-freed AtomicBool, so it is valid and aligned for the rest of the process's life.
     Some(unsafe { &*(address as *const AtomicBool) })
@@ -78,17 +58,5 @@ mod tests {
     fn without_a_kernel_nothing_is_interrupted() {
         assert!(check().is_ok());
         assert!(sleep(Duration::from_millis(1)).is_ok());
-    }
-
-    #[test]
-    fn the_published_value_names_this_process() {
-        static FLAG: AtomicBool = AtomicBool::new(false);
-        let value = flag_env_value(&FLAG);
-        let (pid, address) = value.split_once(':').unwrap();
-        assert_eq!(pid.parse::<u32>().unwrap(), std::process::id());
-        assert_eq!(
-            usize::from_str_radix(address, 16).unwrap(),
-            &FLAG as *const AtomicBool as usize
-        );
     }
 }

@@ -26,6 +26,7 @@ pub mod backend;
 pub mod bench;
 pub mod buffer;
 pub mod client;
+pub mod contract;
 pub mod create;
 pub mod data;
 pub mod device;
@@ -39,17 +40,16 @@ pub mod notebook;
 pub mod ops;
 pub mod serving;
 pub mod session;
+pub mod settings;
 pub mod shape;
 pub mod tensor;
 
-pub use backend::sim::{set_sim_device_count, set_sim_memory_limit};
-pub use client::{client_info, clients, devices, set_host_device_count, ClientInfo};
+pub use client::{client_info, clients, devices, ClientInfo};
 pub use create::{on, Factory};
 pub use device::{Client, Device, MemoryKind};
 pub use display::{print_limit, set_print_limit};
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
-pub use host_memory::set_host_memory_limit;
 pub use interrupt::sleep;
 pub use notebook::{
     clear_output, display, input, input_password, keep_output_flowing, DisplayHandle, Displayable,
@@ -57,5 +57,10 @@ pub use notebook::{
 };
 pub use ops::{merge_number, Leftover, Operand};
 pub use serving::Serving;
-pub use session::{default_device, resolve_device, set_default_client, set_default_device};
+pub use session::{
+    default_device, resolve_device, set_default_client, set_default_device, ClientSpec,
+};
+pub use settings::{
+    set_host_device_count, set_host_memory_limit, set_sim_device_count, set_sim_memory_limit,
+};
 pub use tensor::Tensor;

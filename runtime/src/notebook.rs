@@ -2,16 +2,15 @@
 //! at the end of the cell), a [`DisplayHandle`] updates it in place, and [`clear_output`]
 //! clears the cell's output — the pieces a progress display is made of.
 //!
-//! Inside a tensorbook kernel the messages go to the kernel over a local socket named by
-//! `TENSORBOOK_DISPLAY_SOCKET`; anywhere else `display` prints the text/plain form to stdout.
+//! Inside a tensorbook kernel the messages go to the kernel over its display socket (see
+//! [`crate::contract::display`]); anywhere else `display` prints the text/plain form to stdout.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::contract::display::{Bundle, Message};
+use crate::contract::{env, markers, variables};
 use crate::tensor::Tensor;
-
-/// The environment variable holding the kernel's display socket path.
-pub const DISPLAY_SOCKET_ENV: &str = "TENSORBOOK_DISPLAY_SOCKET";
 
 /// A value that can show itself as a mime bundle.
 pub trait Displayable {
@@ -61,34 +60,34 @@ impl Displayable for Svg {
     }
 }
 
-fn bundle_json(bundle: &[(&'static str, String)]) -> serde_json::Value {
-    serde_json::Value::Object(
-        bundle
-            .iter()
-            .map(|(k, v)| (k.to_string(), serde_json::Value::String(v.clone())))
-            .collect(),
-    )
+fn owned(bundle: &[(&'static str, String)]) -> Bundle {
+    bundle
+        .iter()
+        .map(|(mime, content)| (mime.to_string(), content.clone()))
+        .collect()
 }
 
-/// Sends one JSON line to the kernel; false when not inside a tensorbook kernel.
-fn send(line: &str) -> bool {
+/// Sends one message to the kernel; false when not inside a tensorbook kernel.
+fn send(message: &Message) -> bool {
     #[cfg(unix)]
     {
-        if let Some(path) = std::env::var_os(DISPLAY_SOCKET_ENV) {
+        if let Some(path) = env::path(env::DISPLAY_SOCKET) {
             if let Ok(mut stream) = std::os::unix::net::UnixStream::connect(path) {
-                if stream.write_all(format!("{line}\n").as_bytes()).is_err() {
+                let line = format!("{}\n", message.to_line());
+                if stream.write_all(line.as_bytes()).is_err() {
                     return false;
                 }
                 // Wait for the kernel to acknowledge: the message is then on its way to the
                 // frontend before anything this cell does next (and before the cell's result).
                 let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(5)));
                 let mut ack = [0u8; 1];
+                // Sent either way: a kernel too slow to acknowledge in time has it already.
                 let _ = std::io::Read::read_exact(&mut stream, &mut ack);
                 return true;
             }
         }
     }
-    let _ = line;
+    let _ = message;
     false
 }
 
@@ -109,8 +108,11 @@ impl DisplayHandle {
     /// Replaces what this display shows.
     pub fn update(&self, value: &(impl Displayable + ?Sized)) {
         let bundle = value.mime_bundle();
-        let line = serde_json::json!({ "type": "update", "display_id": self.id, "data": bundle_json(&bundle) });
-        if !send(&line.to_string()) {
+        let message = Message::Update {
+            display_id: self.id.clone(),
+            data: owned(&bundle),
+        };
+        if !send(&message) {
             print_plain(&bundle);
         }
     }
@@ -136,9 +138,11 @@ pub fn display(value: &(impl Displayable + ?Sized)) -> DisplayHandle {
         NEXT_ID.fetch_add(1, Ordering::Relaxed)
     );
     let bundle = value.mime_bundle();
-    let line =
-        serde_json::json!({ "type": "display", "display_id": id, "data": bundle_json(&bundle) });
-    if !send(&line.to_string()) {
+    let message = Message::Display {
+        display_id: id.clone(),
+        data: owned(&bundle),
+    };
+    if !send(&message) {
         print_plain(&bundle);
     }
     DisplayHandle { id }
@@ -146,7 +150,7 @@ pub fn display(value: &(impl Displayable + ?Sized)) -> DisplayHandle {
 
 /// Clears the cell's output; with `wait`, only once new output arrives (no flicker).
 pub fn clear_output(wait: bool) {
-    send(&serde_json::json!({ "type": "clear", "wait": wait }).to_string());
+    send(&Message::Clear { wait });
 }
 
 /// Asks the person at the notebook for a line of text (Jupyter's `input()`): the kernel sends
@@ -164,19 +168,9 @@ pub fn input_password(prompt: &str) -> crate::Result<String> {
 
 fn read_input(prompt: &str, password: bool) -> crate::Result<String> {
     let mut out = std::io::stdout().lock();
-    // The request line is evcxr's protocol (crate evcxr_input), which cuts the prompt at a ':';
-    // a ratio sign (U+2236) looks the same.
-    let written = if std::env::var_os("EVCXR_IS_RUNTIME").is_some() {
-        let kind = if password {
-            "EVCXR_INPUT_REQUEST_PASSWORD"
-        } else {
-            "EVCXR_INPUT_REQUEST"
-        };
-        writeln!(
-            out,
-            "{kind}:{}",
-            prompt.replace('\n', " ").replace(':', "\u{2236}")
-        )
+    // Inside evcxr the request is its marker line, which the kernel turns into input_request.
+    let written = if env::in_evaluation_process() {
+        writeln!(out, "{}", markers::input_request(prompt, password))
     } else {
         write!(out, "{prompt}")
     };
@@ -199,10 +193,6 @@ fn io_error(what: &str, e: std::io::Error) -> crate::Error {
     }
 }
 
-/// The environment variable that says the output flusher already runs in this process (each
-/// notebook cell has its own copy of the runtime's statics; the environment is shared).
-const FLUSHER_ENV: &str = "TENSORBOOK_OUTPUT_FLUSHER";
-
 /// How often buffered stdout is pushed out.
 const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
 
@@ -210,10 +200,11 @@ const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
 /// without a newline shows while the cell still runs, as in a Python notebook. Rust's stdout
 /// holds an unfinished line until its newline; the kernel starts this with the session.
 pub fn keep_output_flowing() {
-    if std::env::var_os(FLUSHER_ENV).is_some() {
+    // Each notebook cell has its own copy of the runtime's statics; the environment is shared.
+    if env::is_set(env::OUTPUT_FLUSHER) {
         return;
     }
-    std::env::set_var(FLUSHER_ENV, "1");
+    env::set(env::OUTPUT_FLUSHER, "1");
     let started = std::thread::Builder::new()
         .name("tensorbook-output-flusher".into())
         .spawn(|| loop {
@@ -221,44 +212,31 @@ pub fn keep_output_flowing() {
             let _ = std::io::stdout().flush();
         });
     if started.is_err() {
-        std::env::remove_var(FLUSHER_ENV);
+        env::remove(env::OUTPUT_FLUSHER);
     }
 }
 
-/// The start of the line [`describe_variables`] prints; the kernel takes it out of the output.
-#[doc(hidden)]
-pub const VARIABLES_MARKER: &str = "\u{1b}[tensorbook:variables]";
-
-/// For the kernel's `:vars`: prints one marker line with the dtype, shape, placement and bytes
-/// of each named tensor, as JSON.
+/// For the kernel's `:vars`: prints the marker line with the dtype, shape, placement and bytes
+/// of each named tensor (see [`crate::contract::variables`]).
 #[doc(hidden)]
 pub fn describe_variables(tensors: &[(&str, &Tensor)]) {
-    let list: Vec<serde_json::Value> = tensors
+    let list: Vec<variables::TensorDescription> = tensors
         .iter()
-        .map(|(name, t)| {
-            serde_json::json!({
-                "name": name,
-                "dtype": t.dtype().to_string(),
-                "shape": t.shape(),
-                "device": t.device().to_string(),
-                "bytes": t.byte_size(),
-                "deallocated": t.is_deallocated(),
-            })
+        .map(|(name, t)| variables::TensorDescription {
+            name: name.to_string(),
+            dtype: t.dtype().to_string(),
+            shape: t.shape().to_vec(),
+            device: t.device().to_string(),
+            bytes: u64::try_from(t.byte_size()).unwrap_or(u64::MAX),
+            deallocated: t.is_deallocated(),
         })
         .collect();
-    println!("{VARIABLES_MARKER}{}", serde_json::Value::Array(list));
+    println!("{}", variables::to_line(&list));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bundles_are_json_objects() {
-        let b = bundle_json(&[("text/plain", "x\n\"".into()), ("text/html", "<b>".into())]);
-        assert_eq!(b["text/plain"], "x\n\"");
-        assert_eq!(b["text/html"], "<b>");
-    }
 
     #[test]
     fn outside_a_kernel_display_prints_and_returns_a_handle() {

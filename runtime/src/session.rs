@@ -8,45 +8,78 @@
 use std::sync::RwLock;
 
 use crate::client::{self, check_device, client_info};
+use crate::contract::session_file;
 use crate::device::{Client, Device};
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 
-/// The environment variable that picks the initial default client (`auto`, `host`, `cuda`,
-/// `binary`, or a device such as `host:1`); the kernelspec's `--client` sets it.
-pub const DEFAULT_CLIENT_ENV: &str = "TENSORBOOK_CLIENT";
-
-/// The environment variable naming a file that holds the session default. A notebook kernel
-/// sets it so that the kernel (`:client`) and the process evaluating cells share one default,
-/// which also survives a restart of that process.
-pub const SESSION_FILE_ENV: &str = "TENSORBOOK_SESSION_FILE";
-
 static DEFAULT: RwLock<Option<Device>> = RwLock::new(None);
 
-/// The default stored in the session file, if there is a readable, valid one.
-fn from_session_file() -> Option<Device> {
-    let path = std::env::var_os(SESSION_FILE_ENV)?;
-    let text = std::fs::read_to_string(path).ok()?;
-    Device::parse(text.trim()).ok()
+/// What a person asks for as the session default — the kernelspec's `--client`,
+/// `TENSORBOOK_CLIENT`, the `:client` command: `auto` (the first available of cuda, host,
+/// binary, as `EXLA.set_as_nx_default([:cuda, :host])`) or one device (`host`, `host:1`,
+/// `cuda`, `binary`, `sim:0`). This is the one parser of such specs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientSpec {
+    /// The first available client, fastest first.
+    Auto,
+    /// One device (a bare client name means its device 0).
+    Device(Device),
 }
 
-fn to_session_file(device: Device) {
-    if let Some(path) = std::env::var_os(SESSION_FILE_ENV) {
-        // Best effort: the in-process default is already set; a kernel that cannot write its
-        // own session file reports that itself.
-        let _ = std::fs::write(path, device.to_string());
+impl std::str::FromStr for ClientSpec {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<ClientSpec> {
+        match s.trim() {
+            "" | "auto" => Ok(ClientSpec::Auto),
+            spec => {
+                Device::parse(spec)
+                    .map(ClientSpec::Device)
+                    .map_err(|e| Error::InvalidArgument {
+                        op: "client",
+                        message: format!("{e}; or `auto` for the first available of cuda, host"),
+                    })
+            }
+        }
     }
 }
 
+impl std::fmt::Display for ClientSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientSpec::Auto => f.write_str("auto"),
+            ClientSpec::Device(d) => write!(f, "{d}"),
+        }
+    }
+}
+
+impl ClientSpec {
+    /// Parses a spec (see the type's documentation).
+    pub fn parse(s: &str) -> Result<ClientSpec> {
+        s.parse()
+    }
+
+    /// The device this spec picks on this machine, or why it cannot be used.
+    pub fn resolve(self) -> Result<Device> {
+        match self {
+            ClientSpec::Auto => first_available(&Client::PREFERENCE),
+            ClientSpec::Device(d) => check_device(d).map(|()| d),
+        }
+    }
+
+    /// Makes the device this spec picks the session default and returns it.
+    pub fn apply(self) -> Result<Device> {
+        set_default_device(self.resolve()?)
+    }
+}
+
+/// The default when nothing chose one: the environment's spec if it names a usable device,
+/// else the first available client.
 fn initial_default() -> Device {
-    let wanted = std::env::var(DEFAULT_CLIENT_ENV).unwrap_or_default();
-    match wanted.trim() {
-        "" | "auto" => first_available(&Client::PREFERENCE).unwrap_or(Device::BINARY),
-        spec => Device::parse(spec)
-            .ok()
-            .filter(|d| check_device(*d).is_ok())
-            .unwrap_or_else(|| first_available(&Client::PREFERENCE).unwrap_or(Device::BINARY)),
-    }
+    let fallback = || first_available(&Client::PREFERENCE).unwrap_or(Device::BINARY);
+    ClientSpec::parse(&crate::contract::env::default_client())
+        .and_then(ClientSpec::resolve)
+        .unwrap_or_else(|_| fallback())
 }
 
 fn first_available(clients: &[Client]) -> Result<Device> {
@@ -75,7 +108,7 @@ fn first_available(clients: &[Client]) -> Result<Device> {
 
 /// Where new work goes when neither an argument nor an operand says otherwise.
 pub fn default_device() -> Device {
-    if let Some(d) = from_session_file() {
+    if let Some(d) = session_file::read() {
         return d;
     }
     if let Some(d) = *DEFAULT.read().unwrap_or_else(|e| e.into_inner()) {
@@ -89,7 +122,7 @@ pub fn default_device() -> Device {
 pub fn set_default_device(device: Device) -> Result<Device> {
     check_device(device)?;
     *DEFAULT.write().unwrap_or_else(|e| e.into_inner()) = Some(device);
-    to_session_file(device);
+    session_file::write(device);
     Ok(device)
 }
 

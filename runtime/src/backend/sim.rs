@@ -1,5 +1,5 @@
 //! The simulated accelerator: client `sim`, devices `sim:0`, `sim:1`, ... Off unless enabled
-//! ([`set_sim_device_count`] or `TENSORBOOK_SIM_DEVICES=N`), and never chosen by `auto`.
+//! ([`set_sim_device_count`](crate::set_sim_device_count) or `TENSORBOOK_SIM_DEVICES=N`), and never chosen by `auto`.
 //!
 //! It behaves like a GPU in every way the host side of a backend can observe, so that the
 //! decisions the cuda backend depends on (which memory goes where, when to wait, what happens
@@ -10,7 +10,7 @@
 //! - **a queue per device**: ops return at once and run later, in order, on the device's own
 //!   thread (computed by the host backend's code); reading values, transfers and `sync` wait;
 //!   a failure inside queued work surfaces when the result is read, as on a GPU;
-//! - **a memory limit per device** ([`set_sim_memory_limit`], `TENSORBOOK_SIM_MEMORY`, default
+//! - **a memory limit per device** ([`set_sim_memory_limit`](crate::set_sim_memory_limit), `TENSORBOOK_SIM_MEMORY`, default
 //!   1 GiB): allocation is decided when work is queued, freed when the last reference to a
 //!   buffer goes (stream-ordered, like cuda's pool), and exceeding it is
 //!   `Error::DeviceAllocation`;
@@ -27,71 +27,24 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use super::host::HostBackend;
 use super::{Backend, HostMemoryBackend, Op};
 use crate::buffer::Buffer;
+use crate::contract::env;
 use crate::device::Device;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::memory::Memory;
-
-/// The environment variable with the number of simulated devices (0 or unset: off).
-pub const SIM_DEVICES_ENV: &str = "TENSORBOOK_SIM_DEVICES";
-
-/// The environment variable with each simulated device's memory, in bytes (or `512M`, `2G`).
-pub const SIM_MEMORY_ENV: &str = "TENSORBOOK_SIM_MEMORY";
-
-const DEFAULT_MEMORY: u64 = 1 << 30;
-const UNREAD: usize = usize::MAX;
-
-static COUNT: AtomicUsize = AtomicUsize::new(UNREAD);
-static LIMIT: AtomicU64 = AtomicU64::new(u64::MAX);
-
-/// Enables `n` simulated devices (`sim:0` .. `sim:{n-1}`); 0 turns the client off. Tensors
-/// already on a device that no longer exists keep their values; new work there is an error.
-pub fn set_sim_device_count(n: usize) {
-    COUNT.store(n.min(UNREAD - 1), Ordering::Relaxed);
-}
+use crate::settings;
 
 /// The number of simulated devices (0 when off).
 pub fn device_count() -> usize {
-    match COUNT.load(Ordering::Relaxed) {
-        UNREAD => {
-            let n = std::env::var(SIM_DEVICES_ENV)
-                .ok()
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .unwrap_or(0)
-                .min(UNREAD - 1);
-            let _ = COUNT.compare_exchange(UNREAD, n, Ordering::Relaxed, Ordering::Relaxed);
-            COUNT.load(Ordering::Relaxed)
-        }
-        n => n,
-    }
-}
-
-/// Sets each simulated device's memory, in bytes. Applies to allocations made from now on.
-pub fn set_sim_memory_limit(bytes: u64) {
-    LIMIT.store(bytes.min(u64::MAX - 1), Ordering::Relaxed);
-}
-
-/// Each simulated device's memory, in bytes.
-pub fn memory_limit() -> u64 {
-    match LIMIT.load(Ordering::Relaxed) {
-        u64::MAX => {
-            let bytes = std::env::var(SIM_MEMORY_ENV)
-                .ok()
-                .and_then(|v| crate::host_memory::parse_bytes(&v))
-                .unwrap_or(DEFAULT_MEMORY)
-                .min(u64::MAX - 1);
-            let _ = LIMIT.compare_exchange(u64::MAX, bytes, Ordering::Relaxed, Ordering::Relaxed);
-            LIMIT.load(Ordering::Relaxed)
-        }
-        bytes => bytes,
-    }
+    settings::sim_device_count()
 }
 
 /// The number of devices, or why the client is unavailable.
 pub fn status() -> std::result::Result<usize, String> {
     match device_count() {
         0 => Err(format!(
-            "the simulated accelerator is off (set {SIM_DEVICES_ENV}=N or call set_sim_device_count(N))"
+            "the simulated accelerator is off (set {}=N or call set_sim_device_count(N))",
+            env::SIM_DEVICES
         )),
         n => Ok(n),
     }
@@ -153,7 +106,7 @@ impl SimDevice {
 
     /// Takes `bytes` of the device's memory, or fails as a GPU allocation would.
     fn reserve(self: &Arc<Self>, bytes: u64, dtype: DType, len: usize) -> Result<Reservation> {
-        let limit = memory_limit();
+        let limit = settings::sim_memory_limit();
         let mut used = self.used.load(Ordering::Acquire);
         loop {
             let after = used.checked_add(bytes).filter(|&a| a <= limit);

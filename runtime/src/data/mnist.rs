@@ -105,8 +105,8 @@ impl Factory {
 /// Where the notebooks look for MNIST: `TENSORBOOK_DATA_DIR/mnist`, else the first
 /// `data/mnist` found from the current directory upwards (notebooks run in `notebooks/`).
 pub fn default_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("TENSORBOOK_DATA_DIR") {
-        return PathBuf::from(dir).join("mnist");
+    if let Some(dir) = crate::contract::env::data_dir() {
+        return dir.join("mnist");
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     cwd.ancestors()

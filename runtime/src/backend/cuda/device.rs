@@ -19,13 +19,11 @@ use cudarc::driver::{
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
 use super::kernels;
+use crate::contract::env;
 use crate::device::Device;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
-
-/// The environment variable that caps this process's share of each GPU's memory (0 < f <= 1);
-/// unset means no cap. Nothing is preallocated either way: several sessions share one GPU.
-pub const MEMORY_FRACTION_ENV: &str = "TENSORBOOK_CUDA_MEMORY_FRACTION";
+use crate::settings;
 
 /// Threads per block for elementwise kernels, and the block size `kernels.cu` reduces with.
 const THREADS: u32 = 256;
@@ -70,10 +68,9 @@ impl CudaDevice {
         // SAFETY: every buffer of this backend is used on the one stream below.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.default_stream();
-        let memory_fraction = std::env::var(MEMORY_FRACTION_ENV)
-            .ok()
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|f| *f > 0.0 && *f <= 1.0);
+        // A cap on this process's share of each GPU; nothing is preallocated either way, so
+        // several sessions can share one GPU.
+        let memory_fraction = settings::cuda_memory_fraction();
         Ok(CudaDevice {
             ordinal,
             ctx,
@@ -156,7 +153,8 @@ impl CudaDevice {
             if used + bytes > allowed {
                 return Err(refuse(format!(
                     "{used} bytes in use by this process, {allowed} allowed \
-                     ({MEMORY_FRACTION_ENV}={fraction} of {total})"
+                     ({}={fraction} of {total})",
+                    env::CUDA_MEMORY_FRACTION
                 )));
             }
         }
@@ -236,16 +234,9 @@ fn virtual_arch(major: i32, minor: i32) -> Option<&'static str> {
     })
 }
 
-/// Where compiled PTX is kept between processes: `$TENSORBOOK_CACHE_DIR/cuda`, else
-/// `$XDG_CACHE_HOME/tensorbook/cuda`, else `~/.cache/tensorbook/cuda`.
+/// Where compiled PTX is kept between processes.
 fn ptx_cache_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("TENSORBOOK_CACHE_DIR") {
-        return Some(PathBuf::from(dir).join("cuda"));
-    }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("tensorbook").join("cuda"))
+    settings::kernel_cache_dir()
 }
 
 /// The kernels' PTX for `arch`: from the disk cache when this exact source was compiled before

@@ -18,7 +18,6 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 pub use buffer::CudaBuffer;
 use buffer::{CudaData, CudaElement};
-pub use device::MEMORY_FRACTION_ENV;
 use device::{elementwise_config, row_config, CudaDevice};
 
 use super::{ArgOp, Backend, BinaryOp, Op, ReduceOp, Strided, UnaryOp};

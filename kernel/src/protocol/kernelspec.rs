@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::json;
+use tensorbook::contract::env;
 
-const LOGO_32: &[u8] = include_bytes!("../../install/logos/logo-32x32.png");
-const LOGO_64: &[u8] = include_bytes!("../../install/logos/logo-64x64.png");
+const LOGO_32: &[u8] = include_bytes!("../../../install/logos/logo-32x32.png");
+const LOGO_64: &[u8] = include_bytes!("../../../install/logos/logo-64x64.png");
 
 /// Which Jupyter data directory a kernelspec goes to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,16 +35,14 @@ impl fmt::Display for SpecError {
 impl std::error::Error for SpecError {}
 
 fn user_data_dir() -> Result<PathBuf, SpecError> {
-    if let Some(dir) = std::env::var_os("JUPYTER_DATA_DIR") {
-        return Ok(PathBuf::from(dir));
+    if let Some(dir) = env::path(env::JUPYTER_DATA_DIR) {
+        return Ok(dir);
     }
-    let home =
-        dirs::home_dir().ok_or_else(|| SpecError("cannot find the home directory".into()))?;
+    let home = env::home_dir().ok_or_else(|| SpecError("cannot find the home directory".into()))?;
     Ok(if cfg!(target_os = "macos") {
         home.join("Library/Jupyter")
     } else {
-        std::env::var_os("XDG_DATA_HOME")
-            .map(PathBuf::from)
+        env::path(env::XDG_DATA_HOME)
             .unwrap_or_else(|| home.join(".local/share"))
             .join("jupyter")
     })
@@ -51,7 +50,7 @@ fn user_data_dir() -> Result<PathBuf, SpecError> {
 
 /// `sys.prefix` of the Python Jupyter runs on: `$TENSORBOOK_PYTHON`, else `python3` on PATH.
 fn sys_prefix() -> Result<PathBuf, SpecError> {
-    let python = std::env::var("TENSORBOOK_PYTHON").unwrap_or_else(|_| "python3".into());
+    let python = env::python();
     let out = Command::new(&python)
         .args(["-c", "import sys; print(sys.prefix)"])
         .output()
@@ -80,7 +79,7 @@ impl Location {
 /// Every directory Jupyter searches for kernelspecs, in its order.
 pub fn search_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
-    if let Some(paths) = std::env::var_os("JUPYTER_PATH") {
+    if let Some(paths) = env::raw(env::JUPYTER_PATH) {
         dirs.extend(std::env::split_paths(&paths));
     }
     if let Ok(d) = user_data_dir() {
@@ -126,8 +125,8 @@ pub fn install(spec: &Spec<'_>, location: &Location) -> Result<PathBuf, SpecErro
         "language": "rust",
         "interrupt_mode": "message",
         "env": {
-            "TENSORBOOK_CLIENT": spec.client,
-            "TENSORBOOK_KERNEL_NAME": spec.name,
+            env::CLIENT: spec.client,
+            env::KERNEL_NAME: spec.name,
         },
         "metadata": { "tensorbook": { "client": spec.client } },
     });

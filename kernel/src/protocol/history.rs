@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
+use tensorbook::contract::env;
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct Entry {
@@ -23,9 +24,7 @@ pub struct History {
 }
 
 fn history_file(kernel_name: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("TENSORBOOK_HISTORY_DIR")
-        .map(PathBuf::from)
-        .or_else(|| dirs::data_local_dir().map(|d| d.join("tensorbook").join("history")))?;
+    let dir = env::history_dir()?;
     let safe: String = kernel_name
         .chars()
         .map(|c| {
@@ -175,7 +174,7 @@ mod tests {
     #[test]
     fn tail_range_search_and_persistence() {
         let dir = tempfile::tempdir().expect("tempdir");
-        std::env::set_var("TENSORBOOK_HISTORY_DIR", dir.path());
+        env::set(env::HISTORY_DIR, dir.path());
         let mut h = History::open("unit");
         h.record(1, "let a = 1;", None);
         h.record(2, "let b = 2;", Some("2".into()));

@@ -27,7 +27,9 @@ use std::process::Command;
 
 use sha2::{Digest, Sha256};
 
-use crate::leftovers::owned_prefix;
+use tensorbook::contract::env;
+
+use super::leftovers::owned_prefix;
 
 /// Profile settings applied to every dependency of a session's crate: the runtime is
 /// optimised however cells are built, and debug assertions in it would only slow tensors down.
@@ -44,24 +46,22 @@ pub const CELL_OPT_LEVEL: &str = "0";
 
 const READY: &str = ".tensorbook-template-ready";
 
-/// Name prefixes of directories owned by one kernel process (see [`crate::leftovers`]): its
+/// Name prefixes of directories owned by one kernel process (see [`super::leftovers`]): its
 /// session crate, a template being published, and a private session in the temporary directory.
 const SESSION_PREFIX: &str = "session-";
 const PARTIAL_PREFIX: &str = ".partial-";
 pub const PRIVATE_SESSION_PREFIX: &str = "tensorbook-session-";
 
-/// The cache root: `TENSORBOOK_CACHE_DIR`, else `<user cache dir>/tensorbook`.
+/// The cache root: tensorbook's cache directory (`TENSORBOOK_CACHE_DIR`, else the user's),
+/// else one in the temporary directory.
 pub fn root() -> PathBuf {
-    std::env::var_os("TENSORBOOK_CACHE_DIR")
-        .map(PathBuf::from)
-        .or_else(|| dirs::cache_dir().map(|d| d.join("tensorbook")))
-        .unwrap_or_else(|| std::env::temp_dir().join("tensorbook-cache"))
+    env::cache_dir().unwrap_or_else(|| std::env::temp_dir().join("tensorbook-cache"))
 }
 
 /// The linker evcxr should use: lld when it is installed (several times faster than the
 /// system linker on the runtime's large dependency graph).
 pub fn linker() -> &'static str {
-    let found = std::env::var_os("PATH")
+    let found = env::raw(env::SEARCH_PATH)
         .map(|path| std::env::split_paths(&path).any(|dir| dir.join("ld.lld").is_file()))
         .unwrap_or(false);
     if found {
@@ -114,7 +114,7 @@ fn host_triple() -> Option<&'static str> {
 /// `LD_LIBRARY_PATH` with `front` ahead of what the environment already has.
 pub fn library_path_with(front: &[PathBuf]) -> std::ffi::OsString {
     let mut dirs = front.to_vec();
-    if let Some(existing) = std::env::var_os("LD_LIBRARY_PATH") {
+    if let Some(existing) = env::raw(env::LIBRARY_PATH) {
         dirs.extend(std::env::split_paths(&existing).filter(|d| !front.contains(d)));
     }
     std::env::join_paths(dirs).unwrap_or_default()
@@ -218,7 +218,7 @@ impl SessionDir {
             return Ok(Fill::Alone);
         };
         // Here, off the start-up path: removing a dead session's directory takes a while.
-        crate::leftovers::remove_orphans(evcxr_root, &[SESSION_PREFIX, PARTIAL_PREFIX]);
+        super::leftovers::remove_orphans(evcxr_root, &[SESSION_PREFIX, PARTIAL_PREFIX]);
         let template = Self::template(evcxr_root, &self.key);
         if template.join(READY).exists() {
             copy_tree(&template, self.path())?;
@@ -360,9 +360,9 @@ mod tests {
         let project = tempfile::tempdir().unwrap();
         fs::write(project.path().join("Cargo.toml"), "[workspace]\n").unwrap();
         // Only this test sets the variable, and the kernel's other tests do not read it.
-        std::env::set_var("TENSORBOOK_CACHE_DIR", project.path().join("cache"));
+        env::set(env::CACHE_DIR, project.path().join("cache"));
         let err = SessionDir::create("k".into()).err().expect("refused");
-        std::env::remove_var("TENSORBOOK_CACHE_DIR");
+        env::remove(env::CACHE_DIR);
         assert!(
             err.to_string().contains("inside the cargo project"),
             "{err}"

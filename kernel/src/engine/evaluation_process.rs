@@ -8,7 +8,7 @@
 //!   without killing the process and every variable with it.
 //! * **`?` errors.** evcxr reports an `Err` returned through `?` by printing it on stderr and a
 //!   private marker on stdout that it consumes itself, so the cell looks successful. stdout is
-//!   routed through a pipe read here; on evcxr's marker a [`USER_ERROR_MARKER`] line goes to
+//!   routed through a pipe read here; on evcxr's marker a `markers::USER_ERROR` line goes to
 //!   stderr, where the kernel turns it into the cell's error. The same reader clears a pending
 //!   interrupt when a cell completes, so that it cannot leak into the next cell.
 //! * **Cells that never reach a safe point.** stdin is relayed too, so this process knows when
@@ -26,6 +26,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+use tensorbook::contract::{env, interrupt_flag, markers};
 
 /// How long a cell may keep running after an interrupt before the process is ended.
 pub const GRACE: Duration = Duration::from_secs(2);
@@ -45,25 +47,14 @@ struct CellState {
     completed: AtomicU64,
 }
 
-/// The line written on stderr when a cell returned an `Err` through `?`.
-pub const USER_ERROR_MARKER: &str = "\u{1b}[tensorbook:user-error]";
-
-/// Printed by evcxr's generated code when `?` returned early (evcxr_internal_runtime).
-const EVCXR_USER_ERROR: &[u8] = b"EVCXR_ERROR_OCCURRED";
-/// Printed by evcxr's runtime after each cell.
-const EVCXR_EXECUTION_COMPLETE: &[u8] = b"EVCXR_EXECUTION_COMPLETE";
-
 /// Prepares this process if evcxr started it to run cells; does nothing otherwise. Must run
 /// before any other thread exists (it sets environment variables).
 pub fn prepare() {
-    if std::env::var_os("EVCXR_IS_RUNTIME").is_none() {
+    if !env::in_evaluation_process() {
         return;
     }
     let flag: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
-    std::env::set_var(
-        tensorbook::interrupt::FLAG_ENV,
-        tensorbook::interrupt::flag_env_value(flag),
-    );
+    interrupt_flag::publish(flag);
     let state: &'static CellState = Box::leak(Box::new(CellState {
         flag,
         signalled: AtomicBool::new(false),
@@ -208,10 +199,10 @@ fn route_stdout(state: &'static CellState) -> std::io::Result<()> {
         .name("stdout-relay".into())
         .spawn(move || {
             relay_stdout(reader, stdout, move |line| {
-                if line == EVCXR_USER_ERROR {
+                if line == markers::EVCXR_ERROR_OCCURRED.as_bytes() {
                     // stderr before stdout: the kernel sees the marker before the cell ends.
-                    eprintln!("{USER_ERROR_MARKER}");
-                } else if line == EVCXR_EXECUTION_COMPLETE {
+                    eprintln!("{}", markers::USER_ERROR);
+                } else if line == markers::EVCXR_EXECUTION_COMPLETE.as_bytes() {
                     state.flag.store(false, Ordering::SeqCst);
                     state.completed.fetch_add(1, Ordering::SeqCst);
                 }
@@ -220,16 +211,13 @@ fn route_stdout(state: &'static CellState) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Marks a line that is the start of an unfinished output line (`print!` without a newline):
-/// evcxr passes stdout on line by line, so the text travels as a line of its own and the
-/// kernel shows it without a newline.
-pub const PARTIAL_LINE_MARKER: &str = "\u{1b}[tensorbook:partial]";
-
 /// How long an unfinished line waits for its newline before it is passed on anyway.
 const PARTIAL_LINE_WAIT: Duration = Duration::from_millis(50);
 
 /// Copies stdout line by line like [`relay`], and passes on the start of a line that stays
-/// unfinished for [`PARTIAL_LINE_WAIT`] as a [`PARTIAL_LINE_MARKER`] line.
+/// unfinished for [`PARTIAL_LINE_WAIT`] (`print!` without a newline) as a
+/// `markers::PARTIAL_LINE` line: evcxr passes stdout on line by line, so the text travels as a
+/// line of its own and the kernel shows it without a newline.
 fn relay_stdout(from: std::io::PipeReader, mut to: File, watch: impl Fn(&[u8])) {
     use std::io::Read;
     let mut from = from;
@@ -237,7 +225,7 @@ fn relay_stdout(from: std::io::PipeReader, mut to: File, watch: impl Fn(&[u8])) 
     let mut chunk = [0u8; 8192];
     loop {
         if !pending.is_empty() && !readable(&from, PARTIAL_LINE_WAIT) {
-            let mut line = PARTIAL_LINE_MARKER.as_bytes().to_vec();
+            let mut line = markers::PARTIAL_LINE.as_bytes().to_vec();
             line.append(&mut pending);
             line.push(b'\n');
             if to.write_all(&line).and_then(|_| to.flush()).is_err() {

@@ -1,0 +1,341 @@
+//! The evaluation thread: owns evcxr's `CommandContext`, starts it with the prelude (from the
+//! shared runtime build when there is one), runs cells and turns what evcxr and the output
+//! demultiplexer report into a cell's data or its [`CellError`].
+
+use std::path::PathBuf;
+use std::process::Child;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+
+use tensorbook::contract::env;
+
+use super::build_cache::{self, Fill, SessionDir};
+use super::evaluation_process::{GRACE, INTERRUPT_EXIT_STATUS};
+use super::output::{forward, CellReport};
+use super::variables::{describe, Variable};
+use super::{log_line, process, CellData, CellError, CompletionAnswer, OutputSink, Request};
+
+/// Where the runtime crate's sources are, for `:dep tensorbook`.
+fn runtime_path() -> PathBuf {
+    env::runtime_path()
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../runtime")))
+}
+
+/// The runtime crate's directory, canonical so that every session names it the same way.
+pub fn runtime_dir() -> PathBuf {
+    let path = runtime_path();
+    path.canonicalize().unwrap_or(path)
+}
+
+/// Checks that the runtime's sources are where the prelude will point cargo, so that a kernel
+/// whose checkout is gone says so instead of failing inside cargo.
+fn runtime_sources() -> Result<(), String> {
+    let dir = runtime_dir();
+    if dir.join("Cargo.toml").is_file() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the runtime's sources are not at {} (the checkout this kernel was built from); \
+             set {} to the `runtime` directory of a tensorbook checkout",
+            dir.display(),
+            env::RUNTIME_PATH
+        ))
+    }
+}
+
+/// Started with every evaluation process: `print!` without a newline shows while a cell runs.
+const OUTPUT_FLUSHER: &str = "tensorbook::keep_output_flowing();";
+
+/// Code run before the first cell: build settings, the runtime as a dependency, and its names
+/// in scope. Cells name the runtime as `tensorbook` but link it from `tensorbook_dylib` (see
+/// that crate): evcxr keeps the `use ... as _` item in every cell.
+pub fn prelude() -> String {
+    let runtime = runtime_dir();
+    format!(
+        ":opt {}\n:linker {}\n:dep tensorbook = {{ path = {:?} }}\n:dep tensorbook-dylib = {{ path = {:?} }}\nuse tensorbook_dylib as _;\nuse tensorbook::{{clear_output, display, on, Client, DType, Device, Html, Leftover, Serving, Svg, Tensor}};\n{OUTPUT_FLUSHER}",
+        build_cache::CELL_OPT_LEVEL,
+        build_cache::linker(),
+        runtime.to_string_lossy(),
+        runtime.join("dylib").to_string_lossy(),
+    )
+}
+
+fn cell_error(error: evcxr::Error) -> CellError {
+    match error {
+        evcxr::Error::CompilationErrors(errors) => {
+            let evalue = errors
+                .first()
+                .map(|e| e.message())
+                .unwrap_or_else(|| "compilation failed".into());
+            let traceback = errors
+                .iter()
+                .flat_map(|e| {
+                    let text = if e.is_from_user_code() {
+                        e.rendered()
+                    } else {
+                        e.message()
+                    };
+                    text.lines().map(str::to_string).collect::<Vec<_>>()
+                })
+                .collect();
+            CellError {
+                ename: "CompilationError".into(),
+                evalue,
+                traceback,
+            }
+        }
+        evcxr::Error::SubprocessTerminated(msg) => CellError {
+            ename: "EvaluationProcessTerminated".into(),
+            evalue: msg.clone(),
+            traceback: vec![
+                msg,
+                "The evaluation process was restarted; variables defined so far are lost.".into(),
+            ],
+        },
+        other => {
+            let msg = other.to_string();
+            let ename = if msg.to_lowercase().contains("panic") {
+                "Panic"
+            } else {
+                "Error"
+            };
+            CellError {
+                ename: ename.into(),
+                evalue: msg.lines().next().unwrap_or("").to_string(),
+                traceback: msg.lines().map(str::to_string).collect(),
+            }
+        }
+    }
+}
+
+/// The error of a cell that returned an `Err` through `?`; the message was printed on stderr.
+fn user_error(lines: Vec<String>) -> CellError {
+    let lines: Vec<String> = lines.into_iter().filter(|l| !l.trim().is_empty()).collect();
+    let interrupted = lines
+        .iter()
+        .any(|l| l.contains(&tensorbook::Error::Interrupted.to_string()));
+    CellError {
+        ename: if interrupted { "Interrupted" } else { "Error" }.into(),
+        evalue: lines
+            .last()
+            .cloned()
+            .unwrap_or_else(|| "the cell returned an error through `?`".into()),
+        traceback: lines,
+    }
+}
+
+/// Says why the evaluation process ended and which variables went with it; what the kernel
+/// owns (the session default client, `:dep`s, `use`s and items) is still in place.
+fn explain_restart(error: &mut CellError, lost: &[String]) {
+    let interrupted = error
+        .evalue
+        .contains(&format!("exit status: {INTERRUPT_EXIT_STATUS}"));
+    let mut lost = lost.to_vec();
+    lost.sort();
+    let lost = if lost.is_empty() {
+        "no variables were lost".to_string()
+    } else {
+        format!("variables lost: {}", lost.join(", "))
+    };
+    if interrupted {
+        error.ename = "Interrupted".into();
+        error.evalue = format!(
+            "the cell ignored the interrupt for {} s, so the evaluation process was restarted; {lost}",
+            GRACE.as_secs()
+        );
+    } else {
+        error.evalue = format!("the evaluation process ended and was restarted; {lost}");
+    }
+    error.traceback = vec![
+        error.evalue.clone(),
+        "kept: the session default client, :dep crates, use statements, fn/struct items".into(),
+    ];
+}
+
+/// Code whose completion makes rust-analyzer (inside evcxr) do the work a session's first `let`
+/// would otherwise wait for: inference, and the trait impls of every crate the cells can see.
+const WARM_UP: &str = "let _tensorbook_warm_up = 1; _tensorbook_warm_up.";
+
+/// Does the first cell's analysis while the person is still reading the notebook: the engine
+/// starts with the kernel, and measured on two cores this moves about 5 s out of the first cell
+/// (which then takes as long as any other). A cell sent at once waits no longer than before: it
+/// needs the same analysis, which rust-analyzer keeps.
+fn warm_analysis(ctx: &mut evcxr::CommandContext) {
+    if let Err(e) = ctx.completions(WARM_UP, WARM_UP.len()) {
+        log_line(&format!("analysis warm-up failed (cells still work): {e}"));
+    }
+}
+
+/// Byte offsets where evcxr's completion range lies, clamped to char boundaries of `code`.
+fn clamp(code: &str, mut at: usize) -> usize {
+    at = at.min(code.len());
+    while !code.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+pub(crate) fn run(
+    rx: mpsc::Receiver<Request>,
+    sink: OutputSink,
+    child_slot: Arc<Mutex<Option<Arc<Mutex<Child>>>>>,
+    busy: Arc<AtomicBool>,
+    cache: Option<Arc<SessionDir>>,
+) {
+    // A session that finds the shared build copies it; the first one builds it (below).
+    let claim = cache.as_ref().and_then(|dir| match dir.fill() {
+        Ok(Fill::FromTemplate | Fill::Alone) => None,
+        Ok(Fill::Build(lock)) => Some(lock),
+        Err(e) => {
+            log_line(&format!(
+                "build cache unavailable, building from scratch: {e}"
+            ));
+            None
+        }
+    });
+    let (flush_tx, flush_rx) = crossbeam_channel::unbounded::<mpsc::Sender<()>>();
+    let flush = move || {
+        let (ack_tx, ack_rx) = mpsc::channel();
+        if flush_tx.send(ack_tx).is_ok() {
+            let _ = ack_rx.recv_timeout(std::time::Duration::from_secs(5));
+        }
+    };
+    let report: Arc<Mutex<CellReport>> = Arc::default();
+    let report_slot = Arc::clone(&report);
+    let started = runtime_sources().and_then(|()| {
+        evcxr::CommandContext::new()
+            .and_then(|(mut ctx, outputs)| {
+                forward(
+                    outputs.stdout,
+                    outputs.stderr,
+                    flush_rx,
+                    Arc::clone(&sink),
+                    report_slot,
+                );
+                ctx.execute(&prelude())?;
+                Ok(ctx)
+            })
+            .map_err(|e| format!("evcxr could not start: {e}"))
+    });
+    if let (Ok(_), Some(dir), Some(lock)) = (&started, &cache, claim) {
+        if let Err(e) = dir.publish(lock) {
+            log_line(&format!(
+                "could not publish the runtime build for later sessions: {e}"
+            ));
+        }
+    }
+    let mut ctx = match started {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            let error = CellError {
+                ename: "EngineStartFailed".into(),
+                evalue: e.lines().next().unwrap_or_default().to_string(),
+                traceback: e.lines().map(str::to_string).collect(),
+            };
+            for request in rx {
+                match request {
+                    Request::Execute(_, _, tx) => drop(tx.send(Err(error.clone()))),
+                    Request::Complete(_, _, tx) => drop(tx.send(Err(error.evalue.clone()))),
+                    Request::Inspect(_, _, tx) => drop(tx.send(Err(error.evalue.clone()))),
+                    Request::Vars(tx) => drop(tx.send(Vec::new())),
+                }
+            }
+            return;
+        }
+    };
+    *child_slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(ctx.process_handle());
+    warm_analysis(&mut ctx);
+    // Tensor descriptions for `:vars`, valid until the next cell runs.
+    let mut described: Option<(u64, Vec<Variable>)> = None;
+    let mut cells_run: u64 = 0;
+    for request in rx {
+        match request {
+            Request::Execute(code, input, tx) => {
+                cells_run += 1;
+                *report.lock().unwrap_or_else(|e| e.into_inner()) = CellReport::default();
+                let before: Vec<String> = ctx
+                    .variables_and_types()
+                    .map(|(name, _)| name.to_string())
+                    .collect();
+                process::reset_build_stopped();
+                busy.store(true, Ordering::SeqCst);
+                let mut callbacks = evcxr::EvalCallbacks {
+                    input_reader: &|request| match &input {
+                        Some(reader) => reader(request.prompt, request.is_password),
+                        None => String::new(),
+                    },
+                };
+                let result = ctx.execute_with_callbacks(&code, &mut callbacks);
+                busy.store(false, Ordering::SeqCst);
+                let mut restarted = false;
+                let result = result
+                    .map(|out| {
+                        let mut data: CellData = out.content_by_mime_type.into_iter().collect();
+                        data.sort();
+                        // A cell ending in a block or `if` evaluates to `()`: nothing to show.
+                        if data.len() == 1 && data[0].0 == "text/plain" && data[0].1.trim() == "()"
+                        {
+                            data.clear();
+                        }
+                        data
+                    })
+                    .map_err(|e| {
+                        let mut error = cell_error(e);
+                        if process::build_was_stopped() {
+                            error.ename = "Interrupted".into();
+                            error.evalue = "the build was interrupted; the cell did not run".into();
+                        }
+                        if error.ename == "EvaluationProcessTerminated" {
+                            restarted = true;
+                            explain_restart(&mut error, &before);
+                        }
+                        error
+                    });
+                if restarted {
+                    // The new process needs its output flusher again (the prelude's `use`s and
+                    // `:dep`s are kept by evcxr itself).
+                    if let Err(e) = ctx.execute(OUTPUT_FLUSHER) {
+                        log_line(&format!("output flusher not restarted: {e}"));
+                    }
+                }
+                // evcxr may have restarted its process: keep interrupt pointed at the live one.
+                *child_slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(ctx.process_handle());
+                flush();
+                let cell = std::mem::take(&mut *report.lock().unwrap_or_else(|e| e.into_inner()));
+                let result = match (result, cell.panic, cell.user_error) {
+                    (Ok(_), Some(report), _) => Err(CellError {
+                        ename: "Panic".into(),
+                        evalue: report.message.join("\n"),
+                        traceback: std::iter::once(report.location)
+                            .chain(report.message)
+                            .collect(),
+                    }),
+                    (Ok(_), None, Some(lines)) => Err(user_error(lines)),
+                    (other, _, _) => other,
+                };
+                let _ = tx.send(result);
+            }
+            Request::Complete(code, pos, tx) => {
+                let answer = ctx
+                    .completions(&code, clamp(&code, pos))
+                    .map(|c| CompletionAnswer {
+                        matches: c.completions.into_iter().map(|c| c.code).collect(),
+                        start: clamp(&code, c.start_offset),
+                        end: clamp(&code, c.end_offset),
+                    })
+                    .map_err(|e| e.to_string());
+                let _ = tx.send(answer);
+            }
+            Request::Inspect(code, pos, tx) => {
+                let _ = tx.send(
+                    ctx.hover_at(&code, clamp(&code, pos))
+                        .map_err(|e| e.to_string()),
+                );
+            }
+            Request::Vars(tx) => {
+                let vars = describe(&mut ctx, &report, &flush, &mut described, cells_run);
+                let _ = tx.send(vars);
+            }
+        }
+    }
+}

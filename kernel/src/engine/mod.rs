@@ -1,0 +1,245 @@
+//! The engine: evaluates cells with evcxr and knows nothing of Jupyter's wire protocol (the
+//! `protocol` module turns what it returns into messages). It is evcxr's own split: the
+//! evaluation context apart from the Jupyter front.
+//!
+//! One evcxr `CommandContext` is owned by a dedicated thread ([`evaluation`]). Requests come in
+//! over a channel and answers go back on one-shot channels, so the protocol side never blocks
+//! on compilation (kernel_info is answered while evcxr is still starting).
+//!
+//! | module | job |
+//! |---|---|
+//! | [`evaluation`] | the evcxr thread: prelude, cells, errors, restarts |
+//! | [`output`] | demultiplexes the evaluation process's stdout/stderr into output, panics, `?` errors, `:vars` answers |
+//! | [`process`] | control of the processes a cell involves: stopping builds, interrupting the cell |
+//! | [`evaluation_process`] | the set-up of the evaluation process itself (the same binary) |
+//! | [`build_cache`], [`leftovers`] | the shared runtime build and removal of dead kernels' directories |
+//! | [`state_dir`] | the kernel's state directory: session file, display socket |
+//! | [`variables`] | `:vars`' descriptions |
+//! | [`commands`] | session commands answered without compiling (`:client`, `:clients`, `:help`) |
+
+pub mod build_cache;
+pub mod commands;
+pub mod evaluation;
+pub mod evaluation_process;
+pub mod leftovers;
+pub mod output;
+pub mod process;
+pub mod state_dir;
+pub mod variables;
+
+use std::process::Child;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread;
+
+use tokio::sync::oneshot;
+
+use build_cache::SessionDir;
+use commands::Command;
+pub use variables::Variable;
+
+/// Which output stream a line came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    /// stdout
+    Stdout,
+    /// stderr
+    Stderr,
+}
+
+impl Stream {
+    /// The Jupyter stream name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+        }
+    }
+}
+
+/// One piece of a running cell's output, in the order the cell produced it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Text on stdout or stderr.
+    Text(Stream, String),
+    /// A block of rich content the cell printed in evcxr's markers (`EVCXR_BEGIN_CONTENT mime`
+    /// ... `EVCXR_END_CONTENT`) before its final value: one display_data at its place.
+    Display {
+        /// The mime type.
+        mime: String,
+        /// The content.
+        content: String,
+    },
+}
+
+/// Receives output while a cell runs.
+pub type OutputSink = Arc<dyn Fn(Output) + Send + Sync>;
+
+/// A failed cell, as Jupyter reports it.
+#[derive(Clone, Debug)]
+pub struct CellError {
+    /// Error class (`CompilationError`, `Panic`, ...).
+    pub ename: String,
+    /// One-line summary.
+    pub evalue: String,
+    /// The readable report, one entry per line.
+    pub traceback: Vec<String>,
+}
+
+/// What a successful cell produced: its final value as a mime bundle (may be empty).
+pub type CellData = Vec<(String, String)>;
+
+/// A completion answer, in byte offsets of the cell.
+pub struct CompletionAnswer {
+    /// Candidates.
+    pub matches: Vec<String>,
+    /// Start of the replaced range.
+    pub start: usize,
+    /// End of the replaced range.
+    pub end: usize,
+}
+
+/// Answers a cell's request for input (prompt, whether it is a password) with the line typed.
+pub type InputReader = Arc<dyn Fn(String, bool) -> String + Send + Sync>;
+
+pub(crate) enum Request {
+    Execute(
+        String,
+        Option<InputReader>,
+        oneshot::Sender<Result<CellData, CellError>>,
+    ),
+    Complete(
+        String,
+        usize,
+        oneshot::Sender<Result<CompletionAnswer, String>>,
+    ),
+    Inspect(
+        String,
+        usize,
+        oneshot::Sender<Result<(String, String), String>>,
+    ),
+    Vars(oneshot::Sender<Vec<Variable>>),
+}
+
+/// Handle to the evaluation thread.
+pub struct Engine {
+    requests: mpsc::Sender<Request>,
+    child: Arc<Mutex<Option<Arc<Mutex<Child>>>>>,
+    /// Whether a cell is being built or run.
+    busy: Arc<AtomicBool>,
+    /// Where output goes (session commands print through it too).
+    sink: OutputSink,
+}
+
+impl Engine {
+    /// Starts the evaluation thread; evcxr and the prelude start in the background and the
+    /// first request waits for them.
+    pub fn start(sink: OutputSink, cache: Option<Arc<SessionDir>>) -> Engine {
+        let (tx, rx) = mpsc::channel::<Request>();
+        let child: Arc<Mutex<Option<Arc<Mutex<Child>>>>> = Arc::default();
+        let child_slot = Arc::clone(&child);
+        let busy = Arc::new(AtomicBool::new(false));
+        let busy_flag = Arc::clone(&busy);
+        thread::Builder::new()
+            .name("evcxr".into())
+            .spawn({
+                let sink = Arc::clone(&sink);
+                move || evaluation::run(rx, sink, child_slot, busy_flag, cache)
+            })
+            .ok();
+        Engine {
+            requests: tx,
+            child,
+            busy,
+            sink,
+        }
+    }
+
+    fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Request) -> oneshot::Receiver<T> {
+        let (tx, rx) = oneshot::channel();
+        // If the thread is gone the receiver reports it as a closed channel.
+        let _ = self.requests.send(make(tx));
+        rx
+    }
+
+    /// Runs a cell; `input` answers its requests for input (None: they get an empty line).
+    /// The kernel's own session commands are answered here, without the evaluation thread.
+    pub async fn execute(
+        &self,
+        code: String,
+        input: Option<InputReader>,
+    ) -> Result<CellData, CellError> {
+        if let Some(command) = commands::parse(&code) {
+            let printed = match command {
+                Command::Client(arg) => commands::client(&arg),
+                Command::Clients => Ok(crate::clients::table()),
+                Command::Vars => Ok(variables::table(&self.vars().await)),
+                Command::Help => Ok(commands::HELP.to_string()),
+            };
+            return match printed {
+                Ok(text) => {
+                    (self.sink)(Output::Text(Stream::Stdout, format!("{text}\n")));
+                    Ok(Vec::new())
+                }
+                Err(e) => Err(CellError {
+                    ename: "SessionCommandError".into(),
+                    evalue: e.clone(),
+                    traceback: vec![e],
+                }),
+            };
+        }
+        self.ask(|tx| Request::Execute(code, input, tx))
+            .await
+            .unwrap_or_else(|_| Err(gone()))
+    }
+
+    /// Completions at a byte offset.
+    pub async fn complete(&self, code: String, pos: usize) -> Result<CompletionAnswer, String> {
+        self.ask(|tx| Request::Complete(code, pos, tx))
+            .await
+            .unwrap_or_else(|_| Err("the evaluation engine stopped".into()))
+    }
+
+    /// Hover information at a byte offset: (plain text, html).
+    pub async fn inspect(&self, code: String, pos: usize) -> Result<(String, String), String> {
+        self.ask(|tx| Request::Inspect(code, pos, tx))
+            .await
+            .unwrap_or_else(|_| Err("the evaluation engine stopped".into()))
+    }
+
+    /// Variables defined so far, with their types (and, for tensors, what they hold).
+    pub async fn vars(&self) -> Vec<Variable> {
+        self.ask(Request::Vars).await.unwrap_or_default()
+    }
+
+    /// Interrupts the cell being built or run; returns whether there was one.
+    ///
+    /// A build is stopped at once (cargo and its compilers are killed; the cell fails and the
+    /// session is untouched). A running cell gets SIGINT, which stops it at the runtime's next
+    /// safe point with the session intact; if it is still running [`GRACE`] later the
+    /// evaluation process ends itself (see `evaluation_process`).
+    pub fn interrupt(&self) -> bool {
+        if !self.busy.load(Ordering::SeqCst) {
+            return false;
+        }
+        process::stop_builds();
+        let slot = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(child) = slot.as_ref() {
+            process::interrupt(&child.lock().unwrap_or_else(|e| e.into_inner()));
+        }
+        true
+    }
+}
+
+/// Kernel-side diagnostics go to the kernel's stderr (Jupyter's log), never to a cell.
+pub(crate) fn log_line(text: &str) {
+    eprintln!("[tensorbook] {text}");
+}
+
+fn gone() -> CellError {
+    CellError {
+        ename: "EngineStopped".into(),
+        evalue: "the evaluation engine stopped".into(),
+        traceback: vec!["the evaluation engine stopped; restart the kernel".into()],
+    }
+}

@@ -1,0 +1,231 @@
+//! The kernel process: binds the five sockets of a connection file (tcp or ipc), authenticates
+//! every message, serves shell and control (each request wrapped in busy/idle on iopub, answered
+//! by [`super::requests`]) and relays input requests on stdin. The sockets keep answering while
+//! a cell compiles: evaluation happens on the engine's thread.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes_compat::to_frames;
+use serde_json::json;
+use tensorbook::contract::env;
+use tokio::sync::{mpsc, oneshot};
+use zeromq::{Socket, SocketRecv, SocketSend, ZmqMessage};
+
+use super::connection;
+use super::display;
+use super::history::History;
+use super::requests::{log, output_sink, After, Kernel};
+use super::wire::{new_header, Message, Signer};
+use crate::engine::build_cache::SessionDir;
+use crate::engine::state_dir::{self, StateDir};
+use crate::engine::Engine;
+
+/// Conversions between zeromq's frames and plain byte vectors.
+mod bytes_compat {
+    use zeromq::ZmqMessage;
+
+    pub fn from_message(msg: ZmqMessage) -> Vec<Vec<u8>> {
+        msg.into_vec().into_iter().map(|b| b.to_vec()).collect()
+    }
+
+    pub fn to_frames(frames: Vec<Vec<u8>>) -> Option<ZmqMessage> {
+        let parts: Vec<bytes::Bytes> = frames.into_iter().map(bytes::Bytes::from).collect();
+        ZmqMessage::try_from(parts).ok()
+    }
+}
+
+async fn bind<S: Socket>(mut socket: S, url: &str) -> Result<S, String> {
+    socket
+        .bind(url)
+        .await
+        .map_err(|e| format!("cannot bind {url}: {e}"))?;
+    Ok(socket)
+}
+
+/// Runs the kernel on a connection file until a shutdown request.
+pub async fn run(
+    connection_file: &Path,
+    session_dir: Option<Arc<SessionDir>>,
+) -> Result<(), String> {
+    let info = connection::read(connection_file)?;
+    let state_dir = StateDir::create()?;
+    state_dir::start_session_default();
+
+    let signer = Arc::new(Signer::new(&info.key));
+    let session = uuid::Uuid::new_v4().to_string();
+    let shell = bind(zeromq::RouterSocket::new(), &info.shell_url()).await?;
+    let control = bind(zeromq::RouterSocket::new(), &info.control_url()).await?;
+    let mut iopub = bind(zeromq::PubSocket::new(), &info.iopub_url()).await?;
+    let stdin = bind(zeromq::RouterSocket::new(), &info.stdin_url()).await?;
+    let (stdin_tx, stdin_rx) = mpsc::unbounded_channel();
+    let stdin_cancel = Arc::new(tokio::sync::Notify::new());
+    tokio::spawn(serve_stdin(
+        stdin,
+        Arc::clone(&signer),
+        stdin_rx,
+        Arc::clone(&stdin_cancel),
+    ));
+    let mut heartbeat = bind(zeromq::RepSocket::new(), &info.hb_url()).await?;
+
+    let (iopub_tx, mut iopub_rx) = mpsc::unbounded_channel::<Message>();
+    let iopub_signer = Arc::clone(&signer);
+    tokio::spawn(async move {
+        while let Some(msg) = iopub_rx.recv().await {
+            if let Some(frames) = to_frames(iopub_signer.encode(&msg)) {
+                if let Err(e) = iopub.send(frames).await {
+                    log(&format!("iopub send failed: {e}"));
+                }
+            }
+        }
+    });
+    tokio::spawn(async move {
+        while let Ok(ping) = heartbeat.recv().await {
+            if heartbeat.send(ping).await.is_err() {
+                break;
+            }
+        }
+    });
+
+    let parent: Arc<Mutex<Option<Message>>> = Arc::default();
+    let sink = output_sink(iopub_tx.clone(), session.clone(), Arc::clone(&parent));
+    display::start_listener(
+        &state_dir.display_socket(),
+        iopub_tx.clone(),
+        session.clone(),
+        Arc::clone(&parent),
+    )?;
+    let kernel = Arc::new(Kernel {
+        signer: Arc::clone(&signer),
+        session: session.clone(),
+        iopub: iopub_tx,
+        engine: Engine::start(sink, session_dir.clone()),
+        execution_count: Mutex::new(0),
+        history: Mutex::new(History::open(&env::kernel_name())),
+        parent,
+        stdin: stdin_tx,
+        stdin_cancel,
+    });
+    // Tell clients we exist: a starting status on iopub, as ipykernel does.
+    let _ = kernel.iopub.send(Message {
+        identities: vec![b"status".to_vec()],
+        header: new_header(&session, "status"),
+        parent_header: json!({}),
+        metadata: json!({}),
+        content: json!({ "execution_state": "starting" }),
+        buffers: Vec::new(),
+    });
+
+    let control_task = tokio::spawn(serve(Arc::clone(&kernel), control, "control"));
+    let shell_task = tokio::spawn(serve(Arc::clone(&kernel), shell, "shell"));
+
+    tokio::select! {
+        _ = control_task => {},
+        _ = shell_task => {},
+    }
+    if let Some(dir) = &session_dir {
+        dir.remove();
+    }
+    // Let iopub flush the last idle before the process goes.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    drop(state_dir);
+    Ok(())
+}
+
+/// Sends each input_request on the stdin socket and waits for the input_reply to it (replies
+/// to anything else are logged and dropped); an interrupt answers the request with "".
+async fn serve_stdin(
+    mut socket: zeromq::RouterSocket,
+    signer: Arc<Signer>,
+    mut requests: mpsc::UnboundedReceiver<(Message, oneshot::Sender<String>)>,
+    cancel: Arc<tokio::sync::Notify>,
+) {
+    while let Some((request, answer)) = requests.recv().await {
+        let id = request.header["msg_id"].clone();
+        let Some(frames) = to_frames(signer.encode(&request)) else {
+            let _ = answer.send(String::new());
+            continue;
+        };
+        if socket.send(frames).await.is_err() {
+            let _ = answer.send(String::new());
+            continue;
+        }
+        let value = loop {
+            tokio::select! {
+                raw = socket.recv() => {
+                    let Ok(raw) = raw else { break String::new() };
+                    let Some(reply) = decode(&signer, raw, "stdin") else { continue };
+                    // jupyter_client sends its input_reply without a parent header; one that
+                    // names a parent must name this request.
+                    let parent = &reply.parent_header["msg_id"];
+                    if reply.msg_type() == "input_reply" && (parent.is_null() || *parent == id) {
+                        break reply.content["value"].as_str().unwrap_or("").to_string();
+                    }
+                    log(&format!("stdin: ignored a {} that answers no pending request", reply.msg_type()));
+                }
+                _ = cancel.notified() => break String::new(),
+            }
+        };
+        let _ = answer.send(value);
+    }
+}
+
+/// Serves one ROUTER socket (shell or control) until a shutdown request: each request is
+/// wrapped in busy/idle and answered on the same socket.
+async fn serve(kernel: Arc<Kernel>, mut socket: zeromq::RouterSocket, channel: &'static str) {
+    loop {
+        let Ok(raw) = socket.recv().await else { return };
+        let Some(msg) = decode(&kernel.signer, raw, channel) else {
+            continue;
+        };
+        kernel.status(&msg, "busy");
+        let (reply, after) = kernel.handle(&msg).await;
+        // Requests queued behind a failed cell are aborted before its reply goes out, so
+        // that nothing the client sends after seeing the error is mistaken for them.
+        if matches!(after, After::AbortQueued) {
+            abort_queued(&kernel, &mut socket).await;
+        }
+        if let Some(frames) = reply.and_then(|r| to_frames(kernel.signer.encode(&r))) {
+            let _ = socket.send(frames).await;
+        }
+        kernel.status(&msg, "idle");
+        if matches!(after, After::Exit) {
+            return;
+        }
+    }
+}
+
+fn decode(signer: &Signer, raw: ZmqMessage, channel: &str) -> Option<Message> {
+    match signer.decode(bytes_compat::from_message(raw)) {
+        Ok(m) => Some(m),
+        Err(e) => {
+            log(&format!("dropped a {channel} message: {e}"));
+            None
+        }
+    }
+}
+
+/// After a failed cell with stop_on_error, execute requests already queued are answered
+/// "aborted" without running, as ipykernel does; other requests are served normally.
+async fn abort_queued(kernel: &Kernel, shell: &mut zeromq::RouterSocket) {
+    while let Ok(Ok(raw)) = tokio::time::timeout(Duration::from_millis(5), shell.recv()).await {
+        let Some(msg) = decode(&kernel.signer, raw, "shell") else {
+            continue;
+        };
+        kernel.status(&msg, "busy");
+        let reply = if msg.msg_type() == "execute_request" {
+            let count = *kernel
+                .execution_count
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            Some(kernel.reply(&msg, json!({ "status": "aborted", "execution_count": count.max(1), "user_expressions": {}, "payload": [] })))
+        } else {
+            kernel.handle(&msg).await.0
+        };
+        if let Some(frames) = reply.and_then(|r| to_frames(kernel.signer.encode(&r))) {
+            let _ = shell.send(frames).await;
+        }
+        kernel.status(&msg, "idle");
+    }
+}

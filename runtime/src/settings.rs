@@ -1,0 +1,129 @@
+//! The runtime's settings: each one set by a call (`set_sim_device_count`, ...) or, until then,
+//! read once from the environment through [`crate::contract::env`]. This module is where the
+//! runtime's environment ends: tensors, ops and backends take their settings from here and
+//! never read the environment themselves.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::contract::env;
+use crate::error::{Error, Result};
+
+/// Marks a setting not read yet.
+const UNREAD: u64 = u64::MAX;
+
+/// A setting's value: the one set, else read once from the environment by `read`.
+fn setting(slot: &AtomicU64, read: impl FnOnce() -> u64) -> u64 {
+    match slot.load(Ordering::Relaxed) {
+        UNREAD => {
+            let value = read().min(UNREAD - 1);
+            // Another thread may have set it meanwhile; keep theirs.
+            let _ = slot.compare_exchange(UNREAD, value, Ordering::Relaxed, Ordering::Relaxed);
+            slot.load(Ordering::Relaxed)
+        }
+        value => value,
+    }
+}
+
+/// A count as stored in a slot.
+fn stored(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(UNREAD - 1).min(UNREAD - 1)
+}
+
+/// A stored count as a count (a `u64` that does not fit a `usize` is capped).
+fn count(slot: &AtomicU64, read: impl FnOnce() -> usize) -> usize {
+    usize::try_from(setting(slot, || stored(read()))).unwrap_or(usize::MAX)
+}
+
+static HOST_DEVICES: AtomicU64 = AtomicU64::new(UNREAD);
+static SIM_DEVICES: AtomicU64 = AtomicU64::new(UNREAD);
+static SIM_MEMORY: AtomicU64 = AtomicU64::new(UNREAD);
+/// `0`: no cap (the machine's available memory decides).
+static HOST_MEMORY_CAP: AtomicU64 = AtomicU64::new(UNREAD);
+
+/// Each simulated device's memory unless set: 1 GiB.
+const DEFAULT_SIM_MEMORY: u64 = 1 << 30;
+
+/// The number of virtual host devices (default 1). Host devices are virtual (they share the
+/// CPU) so that every placement rule — "two different devices are an error" included — can be
+/// exercised on a machine without a GPU.
+pub fn host_device_count() -> usize {
+    count(&HOST_DEVICES, || env::host_devices().unwrap_or(1))
+}
+
+/// Sets how many virtual host devices exist (`host:0` .. `host:{n-1}`). Existing tensors keep
+/// their placement; shrinking below a placement in use makes new work there an error.
+///
+/// The count is also written to this process's environment (`TENSORBOOK_HOST_DEVICES`): a
+/// notebook links a fresh copy of the runtime (and of its statics) into every cell, and the
+/// environment is what later cells share.
+pub fn set_host_device_count(n: usize) -> Result<()> {
+    if n == 0 {
+        return Err(Error::InvalidArgument {
+            op: "set_host_device_count",
+            message: "the host client needs at least one device".into(),
+        });
+    }
+    HOST_DEVICES.store(stored(n), Ordering::Relaxed);
+    env::set(env::HOST_DEVICES, n.to_string());
+    Ok(())
+}
+
+/// The number of simulated devices (0, the default: the client is off).
+pub fn sim_device_count() -> usize {
+    count(&SIM_DEVICES, env::sim_devices)
+}
+
+/// Enables `n` simulated devices (`sim:0` .. `sim:{n-1}`); 0 turns the client off. Tensors
+/// already on a device that no longer exists keep their values; new work there is an error.
+pub fn set_sim_device_count(n: usize) {
+    SIM_DEVICES.store(stored(n), Ordering::Relaxed);
+}
+
+/// Each simulated device's memory, in bytes (default 1 GiB).
+pub fn sim_memory_limit() -> u64 {
+    setting(&SIM_MEMORY, || {
+        env::sim_memory().unwrap_or(DEFAULT_SIM_MEMORY)
+    })
+}
+
+/// Sets each simulated device's memory, in bytes. Applies to allocations made from now on.
+pub fn set_sim_memory_limit(bytes: u64) {
+    SIM_MEMORY.store(bytes.min(UNREAD - 1), Ordering::Relaxed);
+}
+
+/// The cap on one host allocation set by the user, if any.
+pub fn host_memory_limit() -> Option<u64> {
+    let cap = setting(&HOST_MEMORY_CAP, || env::host_memory_limit().unwrap_or(0));
+    (cap != 0).then_some(cap)
+}
+
+/// Caps one host allocation at `bytes` (`None`: the machine's available memory decides).
+pub fn set_host_memory_limit(bytes: Option<u64>) {
+    HOST_MEMORY_CAP.store(bytes.unwrap_or(0).min(UNREAD - 1), Ordering::Relaxed);
+}
+
+/// The fraction of each GPU's memory this process may take, if capped. Nothing is
+/// preallocated either way, so several sessions can share one GPU.
+pub fn cuda_memory_fraction() -> Option<f64> {
+    env::cuda_memory_fraction()
+}
+
+/// Where compiled GPU kernels are kept between processes.
+pub fn kernel_cache_dir() -> Option<PathBuf> {
+    Some(env::cache_dir()?.join("cuda"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_set_value_wins_over_the_environment_and_zero_hosts_is_refused() {
+        assert!(set_host_device_count(0).is_err());
+        let before = sim_memory_limit();
+        set_sim_memory_limit(12345);
+        assert_eq!(sim_memory_limit(), 12345);
+        set_sim_memory_limit(before);
+    }
+}
