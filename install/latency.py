@@ -77,12 +77,14 @@ def main():
     parser.add_argument("--settle", type=float, default=30.0)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    tensor_cell = TENSOR_CELL.get(args.kernel, TENSOR_CELL["rust"])
+    # Any kernelspec but evcxr_jupyter's `rust` is a tensorbook one (`--name` may differ).
+    flavour = "rust" if args.kernel == "rust" else "tensorbook"
+    tensor_cell = TENSOR_CELL[flavour]
 
     km, kc, start = session(args.kernel)
     first = timed(lambda: execute(kc, "let a = 1;", 900))
     trivial = sorted(timed(lambda i=i: execute(kc, f"let x{i} = {i} + 1;", 120)) for i in range(args.cells))
-    command = timed(lambda: execute(kc, COMMAND.get(args.kernel, ":vars"), 60))
+    command = timed(lambda: execute(kc, COMMAND[flavour], 60))
     kc.stop_channels()
     km.shutdown_kernel(now=True)
 
