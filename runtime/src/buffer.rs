@@ -81,10 +81,50 @@ pub fn try_reserve<T: Element>(len: usize, shape: &[usize]) -> Result<Vec<T>> {
         .filter(|&b| b <= isize::MAX as usize)
         .ok_or_else(|| refused("larger than any address space".into()))?;
     crate::host_memory::admit(bytes).map_err(refused)?;
-    let mut v = Vec::new();
+    let mut v: Vec<T> = Vec::new();
     v.try_reserve_exact(len)
         .map_err(|e| refused(format!("the system refused it ({e})")))?;
+    huge_pages::advise(v.as_mut_ptr().cast(), bytes);
     Ok(v)
+}
+
+/// Transparent huge pages for large buffers. A fresh buffer is paged in as it is first
+/// written; in 4 KiB pages a 40 MB output takes ten thousand page faults, which cost an
+/// elementwise op on ten million elements more than its arithmetic. Where the system leaves
+/// huge pages to the program (`madvise` mode, Linux's default), asking for them before the
+/// first touch makes that about twenty 2 MiB faults.
+mod huge_pages {
+    /// Buffers from this size on are advised (smaller ones hold few whole huge pages).
+    const FROM: usize = 8 << 20;
+    const PAGE: usize = 4096;
+
+    #[cfg(target_os = "linux")]
+    pub fn advise(ptr: *mut u8, bytes: usize) {
+        const MADV_HUGEPAGE: std::ffi::c_int = 14;
+        extern "C" {
+            fn madvise(
+                addr: *mut std::ffi::c_void,
+                len: usize,
+                advice: std::ffi::c_int,
+            ) -> std::ffi::c_int;
+        }
+        if bytes < FROM {
+            return;
+        }
+        // madvise wants a page-aligned start; the allocation's first partial page is left as
+        // it is.
+        let start = (ptr as usize).next_multiple_of(PAGE);
+        let end = (ptr as usize).saturating_add(bytes) & !(PAGE - 1);
+        if end > start {
+            // SAFETY: the range lies inside an allocation this thread owns and has not touched;
+            // MADV_HUGEPAGE is advice about how to back it, it changes no contents and no
+            // mapping, and a refusal (THP off) only returns an error, which is ignored.
+            unsafe { madvise(start as *mut std::ffi::c_void, end - start, MADV_HUGEPAGE) };
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub fn advise(_ptr: *mut u8, _bytes: usize) {}
 }
 
 /// Allocates a vector of `len` copies of `fill`, with the same errors as [`try_reserve`].

@@ -190,6 +190,39 @@ fn large_shapes_take_the_fast_paths() {
     conform("sum 128k", &[big], |t| t[0].sum(None, false));
 }
 
+/// Whole-vector arg reductions split the vector across cores: the first of equal bests and the
+/// first NaN must still win, wherever the chunk boundaries fall.
+#[test]
+fn long_vectors_arg_reduce_to_the_first_best() {
+    let n = 300_000;
+    let mut values: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32).collect();
+    values[70_001] = 5000.0;
+    values[150_000] = 5000.0;
+    values[200_000] = -5.0;
+    values[260_000] = -5.0;
+    let ties = Tensor::from_vec(values.clone(), &[n]).unwrap();
+    conform("argmax ties", std::slice::from_ref(&ties), |t| {
+        t[0].argmax(None, false)
+    });
+    conform("argmin ties", std::slice::from_ref(&ties), |t| {
+        t[0].argmin(None, false)
+    });
+    values[140_000] = f32::NAN;
+    values[290_000] = f32::NAN;
+    let nans = Tensor::from_vec(values, &[2, n / 2]).unwrap();
+    conform("argmax NaN", std::slice::from_ref(&nans), |t| {
+        t[0].argmax(None, false)
+    });
+    conform("argmin NaN rows", std::slice::from_ref(&nans), |t| {
+        t[0].argmin(Some(1), false)
+    });
+    let flat = nans.reshape(&[n]).unwrap();
+    assert_eq!(
+        flat.argmax(None, false).unwrap().to_vec::<i64>().unwrap(),
+        vec![140_000]
+    );
+}
+
 #[test]
 fn conformance_covers_every_available_device() {
     common::enable_sim();

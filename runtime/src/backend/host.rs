@@ -225,22 +225,40 @@ fn arg_typed<T: Element>(op: ArgOp, v: &[T], shape: &[usize], axis: usize) -> Re
     let len = shape[axis];
     let outer: usize = perm[..perm.len() - 1].iter().map(|&a| shape[a]).product();
     let mut out = try_alloc(outer, 0i64, &[outer])?;
-    if let Some(min_len) = MIN_PER_TASK.checked_div(len) {
+    if outer < rayon::current_num_threads() && len >= 2 * MIN_PER_TASK {
+        // Few long rows (argmax of a whole vector): each row split across the cores.
+        for (o, r) in out.iter_mut().enumerate() {
+            *r = arg_of_long_row(op, &data[o * len..(o + 1) * len]) as i64;
+        }
+    } else if let Some(min_len) = MIN_PER_TASK.checked_div(len) {
         out.par_iter_mut()
             .with_min_len(min_len.max(1))
             .enumerate()
-            .for_each(|(o, r)| {
-                let row = &data[o * len..(o + 1) * len];
-                let mut best = 0;
-                for (j, &x) in row.iter().enumerate().skip(1) {
-                    if op.better(x, row[best]) {
-                        best = j;
-                    }
-                }
-                *r = best as i64;
-            });
+            .for_each(|(o, r)| *r = arg_of_row(op, &data[o * len..(o + 1) * len]) as i64);
     }
     Ok(Buffer::S64(out))
+}
+
+/// The index of the best element of a row (the first of equals).
+fn arg_of_row<T: Element>(op: ArgOp, row: &[T]) -> usize {
+    let mut best = 0;
+    for (j, &x) in row.iter().enumerate().skip(1) {
+        if op.better(x, row[best]) {
+            best = j;
+        }
+    }
+    best
+}
+
+/// [`arg_of_row`] over chunks in parallel. Each chunk's winner is the first best of its chunk,
+/// and winners are combined left to right with the same strict `better`, so the result is the
+/// first best of the row, as the serial scan finds it.
+fn arg_of_long_row<T: Element>(op: ArgOp, row: &[T]) -> usize {
+    row.par_chunks(MIN_PER_TASK)
+        .enumerate()
+        .map(|(c, chunk)| c * MIN_PER_TASK + arg_of_row(op, chunk))
+        .reduce_with(|a, b| if op.better(row[b], row[a]) { b } else { a })
+        .unwrap_or(0)
 }
 
 /// Widest output handled by the skinny kernel; the blog's `{10000,784}·{784,10}` has n = 10.
