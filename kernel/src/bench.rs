@@ -1,6 +1,11 @@
 //! `tensorbook bench`: the runtime's benchmarks in a terminal, with a progress bar.
 
-use tensorbook::bench::{self, MatmulBench, Progress, Runs};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use tensorbook::bench::{self, ops, MatmulBench, Progress, Runs};
+use tensorbook::contract::env;
 use tensorbook::DType;
 
 use crate::BenchWhat;
@@ -82,5 +87,92 @@ pub fn run(what: BenchWhat) -> Result<(), String> {
             }
             Ok(())
         }
+        BenchWhat::Ops {
+            devices,
+            filter,
+            runs,
+            python,
+            json,
+        } => {
+            let devices = bench::parse_devices(&devices).map_err(|e| e.to_string())?;
+            let names: Vec<&str> = ops::cases()
+                .into_iter()
+                .map(|c| c.name)
+                .filter(|n| n.contains(&filter))
+                .collect();
+            let numpy = numpy_figures(python, &names, runs);
+            let runs = Runs {
+                warmup: 1,
+                timed: runs,
+            };
+            let report = ops::run(&devices, &filter, runs, numpy, &mut Bar { bar: None })
+                .map_err(|e| e.to_string())?;
+            if json {
+                println!("{}", report.to_json());
+            } else {
+                print!("{}", report.table());
+            }
+            Ok(())
+        }
     }
+}
+
+/// The Python to run numpy with: `--python`, else `TENSORBOOK_PYTHON`, else the project's
+/// `.venv` when run from a checkout, else `python3`.
+fn python_for_numpy(chosen: Option<String>) -> String {
+    chosen
+        .or_else(|| env::text(env::PYTHON))
+        .or_else(|| {
+            let venv = std::path::Path::new(".venv/bin/python");
+            venv.is_file().then(|| venv.display().to_string())
+        })
+        .unwrap_or_else(|| "python3".into())
+}
+
+/// numpy's medians for `names`, from [`ops::NUMPY_SCRIPT`] run by that Python now, or why
+/// there are none.
+fn numpy_figures(
+    python: Option<String>,
+    names: &[&str],
+    runs: usize,
+) -> Result<BTreeMap<String, f64>, String> {
+    let python = python_for_numpy(python);
+    if python == "none" {
+        return Err("left out (--python none)".into());
+    }
+    eprintln!("numpy: timing {} rows with {python}", names.len());
+    let mut child = Command::new(&python)
+        .args(["-c", ops::NUMPY_SCRIPT, &runs.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {python}: {e}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(names.join("\n").as_bytes())
+            .map_err(|e| format!("cannot talk to {python}: {e}"))?;
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("{python} failed: {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(format!(
+            "{python} failed ({}): {}",
+            out.status,
+            err.lines().last().unwrap_or("")
+        ));
+    }
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("{python} printed no JSON: {e}"))?;
+    eprintln!("numpy {} timed", answer["numpy"].as_str().unwrap_or("?"));
+    Ok(answer["figures"]
+        .as_object()
+        .map(|o| {
+            o.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
+                .collect()
+        })
+        .unwrap_or_default())
 }

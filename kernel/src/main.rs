@@ -85,6 +85,26 @@ enum BenchWhat {
         #[arg(long, value_name = "FILE")]
         svg: Option<PathBuf>,
     },
+    /// Every class of op (dot, elementwise, transcendental, reduction, conversion, transpose) on
+    /// each device beside numpy's figure for the same work, measured in the same invocation.
+    Ops {
+        /// Devices, as columns (binary skips the rows that would take it minutes).
+        #[arg(long, default_value = "host")]
+        devices: String,
+        /// Only the rows whose name contains this text (e.g. `dot`, `f64`, `10M`).
+        #[arg(long, default_value = "")]
+        filter: String,
+        /// Timed runs per row and device (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// The Python with numpy (default: TENSORBOOK_PYTHON, else ./.venv/bin/python, else
+        /// python3); `none` leaves numpy out.
+        #[arg(long)]
+        python: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]

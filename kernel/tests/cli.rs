@@ -10,6 +10,17 @@ fn tensorbook(args: &[&str]) -> std::process::Output {
         .expect("run tensorbook")
 }
 
+/// Runs a command that must succeed and print JSON.
+fn json_of(args: &[&str]) -> serde_json::Value {
+    let out = tensorbook(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
 #[test]
 fn clients_lists_every_client_with_the_reason_for_absent_ones() {
     let out = tensorbook(&["clients"]);
@@ -139,16 +150,10 @@ fn kernel_install_errors_are_clear() {
 
 #[test]
 fn bench_matmul_times_each_device_and_reports_json() {
-    let out = tensorbook(&[
+    let v = json_of(&[
         "bench", "matmul", "--m", "64", "--k", "32", "--n", "8", "--runs", "2", "--warmup", "0",
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let rows = v["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 3, "{v}");
     assert_eq!(rows[0]["device"], "binary");
@@ -223,4 +228,56 @@ fn data_import_mnist_names_the_missing_package_file() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("0.json"), "{err}");
+}
+
+#[test]
+fn bench_ops_sets_numpy_beside_each_device() {
+    let venv = concat!(env!("CARGO_MANIFEST_DIR"), "/../.venv/bin/python");
+    let python = if std::path::Path::new(venv).is_file() {
+        venv
+    } else {
+        println!("no project .venv: numpy's column is checked to say why it is empty");
+        "/nonexistent/python"
+    };
+    let v = json_of(&[
+        "bench",
+        "ops",
+        "--filter",
+        "sum f32",
+        "--runs",
+        "1",
+        "--devices",
+        "host,binary",
+        "--python",
+        python,
+        "--json",
+    ]);
+    assert_eq!(v["devices"], serde_json::json!(["host:0", "binary"]));
+    let row = &v["rows"][0];
+    assert_eq!(row["op"], "sum f32 10M");
+    assert!(row["seconds"][0].as_f64().is_some_and(|s| s > 0.0), "{row}");
+    assert!(row["seconds"][1].as_f64().is_some_and(|s| s > 0.0), "{row}");
+    if python == venv {
+        assert!(
+            row["numpy_seconds"].as_f64().is_some_and(|s| s > 0.0),
+            "{v}"
+        );
+    } else {
+        assert!(
+            v["numpy_note"]
+                .as_str()
+                .unwrap()
+                .contains("/nonexistent/python"),
+            "{v}"
+        );
+    }
+    let table = tensorbook(&[
+        "bench", "ops", "--filter", "sum f32", "--runs", "1", "--python", "none",
+    ]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains("sum f32 10M") && text.contains("host:0/numpy"),
+        "{text}"
+    );
+    assert!(text.contains("numpy: left out"), "{text}");
 }

@@ -1,7 +1,7 @@
 //! `cargo bench -p tensorbook`: f32 dot on the blog's shape ({10000,784}x{784,10}), 1024³ and
 //! 2048³, and elementwise add and sum over 10M elements, on binary and host. Criterion's
 //! throughput is set to FLOPs (dot) or elements, so "Gelem/s" reads as GFLOP/s / Gelem/s.
-//! Compare against numpy with `python3 runtime/benches/numpy_reference.py` in the same session.
+//! For numpy beside each figure, measured in the same run, use `tensorbook bench ops`.
 
 use std::time::Duration;
 

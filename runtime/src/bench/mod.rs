@@ -21,6 +21,8 @@ use crate::display::html_escape;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::notebook::{display, DisplayHandle, Displayable, Html};
+
+pub mod ops;
 use crate::tensor::Tensor;
 
 /// Hears how a benchmark advances (a notebook display, a terminal progress bar).

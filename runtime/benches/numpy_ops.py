@@ -1,0 +1,75 @@
+"""numpy's side of `tensorbook bench ops`: reads case names on stdin (one per line) and prints
+one JSON object {name: median seconds} for the ones it knows. The same work as the Rust side:
+operands drawn once, one warm-up run, then timed runs; `sigmoid` written as numpy users write it.
+Run by the tensorbook binary (which carries this file) with the project's Python."""
+import json
+import sys
+import time
+
+import numpy as np
+
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+M = 10_000_000
+rng = np.random.default_rng(0)
+
+
+def uniform(shape, lo, hi, dtype=np.float32):
+    return rng.uniform(lo, hi, shape).astype(dtype)
+
+
+def dot(m, k, n, dtype=np.float32):
+    a, b = uniform((m, k), -1, 1, dtype), uniform((k, n), -1, 1, dtype)
+    return lambda: a @ b
+
+
+def binary(op, dtype=np.float32):
+    x, y = uniform(M, -1, 1, dtype), uniform(M, 0.5, 2, dtype)
+    return lambda: op(x, y)
+
+
+def unary(op, lo, hi):
+    x = uniform(M, lo, hi)
+    return lambda: op(x)
+
+
+CASES = {
+    "dot f32 {10000,784}x{784,10}": lambda: dot(10000, 784, 10),
+    "dot f32 1024^3": lambda: dot(1024, 1024, 1024),
+    "dot f32 2048^3": lambda: dot(2048, 2048, 2048),
+    "dot f64 1024^3": lambda: dot(1024, 1024, 1024, np.float64),
+    "add f32 10M": lambda: binary(np.add),
+    "multiply f32 10M": lambda: binary(np.multiply),
+    "divide f32 10M": lambda: binary(np.divide),
+    "add f64 10M": lambda: binary(np.add, np.float64),
+    "exp f32 10M": lambda: unary(np.exp, -10, 10),
+    "log f32 10M": lambda: unary(np.log, 1e-3, 1e3),
+    "tanh f32 10M": lambda: unary(np.tanh, -5, 5),
+    "sigmoid f32 10M": lambda: unary(lambda x: 1 / (1 + np.exp(-x)), -10, 10),
+    "sum f32 10M": lambda: unary(np.sum, -1, 1),
+    "reduce_max f32 10M": lambda: unary(np.max, -1, 1),
+    "argmax f32 10M": lambda: unary(np.argmax, -1, 1),
+    "as_type f32->f64 10M": lambda: unary(lambda x: x.astype(np.float64), -1, 1),
+    "transpose f32 10000x10000": lambda: (lambda a: lambda: np.ascontiguousarray(a.T))(
+        uniform((10000, 10000), -1, 1)
+    ),
+}
+
+
+def median_seconds(f):
+    f()
+    times = []
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - start)
+    times.sort()
+    return times[len(times) // 2]
+
+
+figures = {}
+for name in (line.strip() for line in sys.stdin):
+    if name in CASES:
+        f = CASES[name]()
+        figures[name] = median_seconds(f)
+        del f
+print(json.dumps({"numpy": np.__version__, "figures": figures}))

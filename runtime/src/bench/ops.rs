@@ -1,0 +1,386 @@
+//! `tensorbook bench ops`: one row per class of op (dot, elementwise, transcendental, reduction,
+//! conversion, transpose), timed on each device and set beside numpy's figure for the same
+//! work, measured in the same invocation by [`NUMPY_SCRIPT`].
+//!
+//! The case names are the join key between the two sides: numpy's script prints
+//! `{"numpy": version, "figures": {"<name>": median seconds}}` for the names it is given.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::{measure, Progress, Runs};
+use crate::create::on;
+use crate::device::{Client, Device};
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::tensor::Tensor;
+
+/// The numpy side: reads case names on stdin (one per line), prints one JSON object of median
+/// seconds. Kept in the binary, so a relocated `tensorbook` needs no checkout to run it.
+pub const NUMPY_SCRIPT: &str = include_str!("../../benches/numpy_ops.py");
+
+/// Work above this (flops or elements) is left out on `binary` by default: at the reference's
+/// speed one run would take minutes.
+const BINARY_WORK_LIMIT: f64 = 2.0e9;
+
+/// What a cell says when `binary` leaves a row out.
+const SKIPPED: &str = "skipped";
+
+/// One row of the table.
+#[derive(Clone, Debug)]
+pub struct OpCase {
+    /// The row's name, shared with numpy's script.
+    pub name: &'static str,
+    /// Flops (dot) or elements (everything else) per run.
+    pub work: f64,
+    /// The unit `work` is counted in.
+    pub unit: &'static str,
+}
+
+const M: usize = 10_000_000;
+
+/// Every row, in table order.
+pub fn cases() -> Vec<OpCase> {
+    let dot = |name, m: usize, k: usize, n: usize| OpCase {
+        name,
+        work: 2.0 * (m * k * n) as f64,
+        unit: "GFLOP/s",
+    };
+    let elements = |name, n: usize| OpCase {
+        name,
+        work: n as f64,
+        unit: "Gelem/s",
+    };
+    vec![
+        dot("dot f32 {10000,784}x{784,10}", 10_000, 784, 10),
+        dot("dot f32 1024^3", 1024, 1024, 1024),
+        dot("dot f32 2048^3", 2048, 2048, 2048),
+        dot("dot f64 1024^3", 1024, 1024, 1024),
+        elements("add f32 10M", M),
+        elements("multiply f32 10M", M),
+        elements("divide f32 10M", M),
+        elements("add f64 10M", M),
+        elements("exp f32 10M", M),
+        elements("log f32 10M", M),
+        elements("tanh f32 10M", M),
+        elements("sigmoid f32 10M", M),
+        elements("sum f32 10M", M),
+        elements("reduce_max f32 10M", M),
+        elements("argmax f32 10M", M),
+        elements("as_type f32->f64 10M", M),
+        elements("transpose f32 10000x10000", 100_000_000),
+    ]
+}
+
+fn uniform(
+    device: Device,
+    seed: u64,
+    dtype: DType,
+    shape: &[usize],
+    lo: f64,
+    hi: f64,
+) -> Result<Tensor> {
+    on(device).random_uniform(seed, dtype, shape, lo, hi)
+}
+
+/// Builds the operands of `case` on `device` and returns the timed closure.
+fn prepare(case: &OpCase, device: Device) -> Result<Box<dyn FnMut() -> Result<Tensor>>> {
+    let dot = |dtype, m, k, n| -> Result<Box<dyn FnMut() -> Result<Tensor>>> {
+        let a = uniform(device, 1, dtype, &[m, k], -1.0, 1.0)?;
+        let b = uniform(device, 2, dtype, &[k, n], -1.0, 1.0)?;
+        Ok(Box::new(move || a.dot(&b)))
+    };
+    let vector = |seed, dtype, lo, hi| uniform(device, seed, dtype, &[M], lo, hi);
+    Ok(match case.name {
+        "dot f32 {10000,784}x{784,10}" => dot(DType::F32, 10_000, 784, 10)?,
+        "dot f32 1024^3" => dot(DType::F32, 1024, 1024, 1024)?,
+        "dot f32 2048^3" => dot(DType::F32, 2048, 2048, 2048)?,
+        "dot f64 1024^3" => dot(DType::F64, 1024, 1024, 1024)?,
+        "add f32 10M" | "multiply f32 10M" | "divide f32 10M" | "add f64 10M" => {
+            let dtype = if case.name.contains("f64") {
+                DType::F64
+            } else {
+                DType::F32
+            };
+            let x = vector(1, dtype, -1.0, 1.0)?;
+            let y = vector(2, dtype, 0.5, 2.0)?;
+            match case.name.split(' ').next() {
+                Some("multiply") => Box::new(move || x.multiply(&y)),
+                Some("divide") => Box::new(move || x.divide(&y)),
+                _ => Box::new(move || x.add(&y)),
+            }
+        }
+        "exp f32 10M" => {
+            let x = vector(1, DType::F32, -10.0, 10.0)?;
+            Box::new(move || x.exp())
+        }
+        "log f32 10M" => {
+            let x = vector(1, DType::F32, 1e-3, 1e3)?;
+            Box::new(move || x.log())
+        }
+        "tanh f32 10M" => {
+            let x = vector(1, DType::F32, -5.0, 5.0)?;
+            Box::new(move || x.tanh())
+        }
+        "sigmoid f32 10M" => {
+            let x = vector(1, DType::F32, -10.0, 10.0)?;
+            Box::new(move || x.sigmoid())
+        }
+        "sum f32 10M" | "reduce_max f32 10M" | "argmax f32 10M" => {
+            let x = vector(1, DType::F32, -1.0, 1.0)?;
+            match case.name.split(' ').next() {
+                Some("reduce_max") => Box::new(move || x.reduce_max(None, false)),
+                Some("argmax") => Box::new(move || x.argmax(None, false)),
+                _ => Box::new(move || x.sum(None, false)),
+            }
+        }
+        "as_type f32->f64 10M" => {
+            let x = vector(1, DType::F32, -1.0, 1.0)?;
+            Box::new(move || x.as_type(DType::F64))
+        }
+        "transpose f32 10000x10000" => {
+            let x = uniform(device, 1, DType::F32, &[10_000, 10_000], -1.0, 1.0)?;
+            Box::new(move || x.transpose(None))
+        }
+        other => {
+            return Err(crate::Error::InvalidArgument {
+                op: "bench ops",
+                message: format!("no benchmark named {other:?}"),
+            })
+        }
+    })
+}
+
+/// One cell of the table: a median, or why there is none.
+pub type Cell = std::result::Result<Duration, String>;
+
+/// The results: per case, per device, and numpy's.
+#[derive(Clone, Debug)]
+pub struct OpsReport {
+    /// The machine's CPU and its vector extensions.
+    pub cpu: String,
+    /// The devices, in column order.
+    pub devices: Vec<Device>,
+    /// One row per case: its medians per device, and numpy's.
+    pub rows: Vec<(OpCase, Vec<Cell>, Cell)>,
+    /// Why numpy has no figures, when it has none.
+    pub numpy_note: Option<String>,
+}
+
+/// Times every case whose name contains `filter` on each device. `numpy` holds numpy's medians
+/// by case name (or why there are none).
+pub fn run(
+    devices: &[Device],
+    filter: &str,
+    runs: Runs,
+    numpy: std::result::Result<BTreeMap<String, f64>, String>,
+    progress: &mut dyn Progress,
+) -> Result<OpsReport> {
+    let mut rows = Vec::new();
+    for case in cases().into_iter().filter(|c| c.name.contains(filter)) {
+        let mut cells = Vec::new();
+        for &device in devices {
+            let cell = if device.client == Client::Binary && case.work > BINARY_WORK_LIMIT {
+                Err(SKIPPED.to_string())
+            } else {
+                let timed = prepare(&case, device)
+                    .and_then(|mut f| measure(case.name, runs, progress, &mut *f));
+                timed.map(|m| m.median()).map_err(|e| e.to_string())
+            };
+            cells.push(cell);
+        }
+        let numpy_cell = match &numpy {
+            Ok(figures) => figures
+                .get(case.name)
+                .map(|s| Duration::from_secs_f64(*s))
+                .ok_or_else(|| "not measured".to_string()),
+            Err(_) => Err("-".to_string()),
+        };
+        rows.push((case, cells, numpy_cell));
+    }
+    progress.finish();
+    Ok(OpsReport {
+        cpu: cpu_summary(),
+        devices: devices.to_vec(),
+        numpy_note: numpy.err(),
+        rows,
+    })
+}
+
+/// `model name` and the SIMD flags that matter here, from /proc/cpuinfo.
+pub fn cpu_summary() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |key: &str| {
+        info.lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+            .unwrap_or_default()
+    };
+    let flags = field("flags");
+    let simd: Vec<&str> = flags
+        .split_whitespace()
+        .filter(|f| {
+            [
+                "sse4_2",
+                "avx",
+                "avx2",
+                "fma",
+                "avx512f",
+                "avx512bw",
+                "avx512_bf16",
+            ]
+            .contains(f)
+        })
+        .collect();
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    format!(
+        "{} ({cores} cores; {})",
+        field("model name"),
+        simd.join(" ")
+    )
+}
+
+fn ms(cell: &Cell) -> String {
+    match cell {
+        Ok(d) => format!("{:.3}", d.as_secs_f64() * 1e3),
+        Err(why) => why.clone(),
+    }
+}
+
+impl OpsReport {
+    /// The side-by-side table: milliseconds per device and numpy, then each device's speed
+    /// relative to numpy (above 1: faster than numpy) and its rate.
+    pub fn table(&self) -> String {
+        let mut header = vec!["op".to_string()];
+        header.extend(self.devices.iter().map(|d| format!("{d} ms")));
+        header.push("numpy ms".into());
+        header.extend(self.devices.iter().map(|d| format!("{d}/numpy")));
+        header.push("rate (first device)".into());
+        let mut lines = vec![header];
+        for (case, cells, numpy) in &self.rows {
+            let mut line = vec![case.name.to_string()];
+            line.extend(cells.iter().map(ms));
+            line.push(ms(numpy));
+            for cell in cells {
+                line.push(match (cell, numpy) {
+                    (Ok(ours), Ok(theirs)) => {
+                        format!(
+                            "{:.2}x",
+                            theirs.as_secs_f64() / ours.as_secs_f64().max(1e-12)
+                        )
+                    }
+                    _ => "-".into(),
+                });
+            }
+            line.push(match cells.first() {
+                Some(Ok(d)) => format!(
+                    "{:.2} {}",
+                    case.work / d.as_secs_f64().max(1e-12) / 1e9,
+                    case.unit
+                ),
+                _ => "-".into(),
+            });
+            lines.push(line);
+        }
+        let widths: Vec<usize> = (0..lines[0].len())
+            .map(|i| {
+                lines
+                    .iter()
+                    .map(|l| l.get(i).map_or(0, |c| c.len()))
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut out = format!("ops on {}\n", self.cpu);
+        for line in &lines {
+            let cells: Vec<String> = line
+                .iter()
+                .zip(&widths)
+                .enumerate()
+                .map(|(i, (c, w))| {
+                    if i == 0 {
+                        format!("{c:<w$}")
+                    } else {
+                        format!("{c:>w$}")
+                    }
+                })
+                .collect();
+            out.push_str(cells.join("  ").trim_end());
+            out.push('\n');
+        }
+        if self
+            .rows
+            .iter()
+            .any(|(_, cells, _)| cells.iter().any(|c| matches!(c, Err(e) if e == SKIPPED)))
+        {
+            out.push_str("skipped: binary leaves out rows above 2e9 flops or elements (minutes each at the reference's speed)\n");
+        }
+        if let Some(note) = &self.numpy_note {
+            out.push_str(&format!("numpy: {note}\n"));
+        }
+        out
+    }
+
+    /// The figures as JSON: per case, seconds per device and numpy's.
+    pub fn to_json(&self) -> serde_json::Value {
+        let secs = |c: &Cell| match c {
+            Ok(d) => serde_json::json!(d.as_secs_f64()),
+            Err(why) => serde_json::json!({ "skipped": why }),
+        };
+        serde_json::json!({
+            "cpu": self.cpu,
+            "devices": self.devices.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
+            "rows": self.rows.iter().map(|(case, cells, numpy)| serde_json::json!({
+                "op": case.name,
+                "work": case.work,
+                "unit": case.unit,
+                "seconds": cells.iter().map(secs).collect::<Vec<_>>(),
+                "numpy_seconds": secs(numpy),
+            })).collect::<Vec<_>>(),
+            "numpy_note": self.numpy_note,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_case_prepares_and_numpy_knows_every_name() {
+        for case in cases() {
+            assert!(
+                NUMPY_SCRIPT.contains(&format!("\"{}\"", case.name)),
+                "{}",
+                case.name
+            );
+        }
+        // Only the small ones are run here: the big ones take seconds each.
+        let case = cases()
+            .into_iter()
+            .find(|c| c.name == "dot f32 {10000,784}x{784,10}")
+            .unwrap();
+        assert!(prepare(&case, Device::host(0)).is_ok());
+    }
+
+    #[test]
+    fn the_table_puts_numpy_beside_each_device() {
+        let report = OpsReport {
+            cpu: "test cpu".into(),
+            devices: vec![Device::host(0)],
+            rows: vec![(
+                cases().remove(4),
+                vec![Ok(Duration::from_millis(5))],
+                Ok(Duration::from_millis(10)),
+            )],
+            numpy_note: None,
+        };
+        let table = report.table();
+        assert!(table.contains("add f32 10M"), "{table}");
+        assert!(table.contains("2.00x"), "{table}");
+        assert!(table.contains("2.00 Gelem/s"), "{table}");
+    }
+}
