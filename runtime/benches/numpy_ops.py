@@ -32,11 +32,17 @@ def unary(op, lo, hi):
     return lambda: op(x)
 
 
+def unary_2d(op, shape):
+    x = uniform(shape, -1, 1)
+    return lambda: op(x)
+
+
 CASES = {
     "dot f32 {10000,784}x{784,10}": lambda: dot(10000, 784, 10),
     "dot f32 1024^3": lambda: dot(1024, 1024, 1024),
     "dot f32 2048^3": lambda: dot(2048, 2048, 2048),
     "dot f64 1024^3": lambda: dot(1024, 1024, 1024, np.float64),
+    "stream {10000,784} f32 once (sum)": lambda: unary_2d(np.sum, (10000, 784)),
     "add f32 10M": lambda: binary(np.add),
     "multiply f32 10M": lambda: binary(np.multiply),
     "divide f32 10M": lambda: binary(np.divide),

@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::notebook::{display, DisplayHandle, Displayable, Html};
 
 pub mod ops;
+pub mod peak;
 use crate::tensor::Tensor;
 
 /// Hears how a benchmark advances (a notebook display, a terminal progress bar).

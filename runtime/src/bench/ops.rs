@@ -53,6 +53,8 @@ pub fn cases() -> Vec<OpCase> {
     };
     vec![
         dot("dot f32 {10000,784}x{784,10}", 10_000, 784, 10),
+        // The skinny dot is memory-bound: the time to read its left operand once is its floor.
+        elements("stream {10000,784} f32 once (sum)", 10_000 * 784),
         dot("dot f32 1024^3", 1024, 1024, 1024),
         dot("dot f32 2048^3", 2048, 2048, 2048),
         dot("dot f64 1024^3", 1024, 1024, 1024),
@@ -96,6 +98,10 @@ fn prepare(case: &OpCase, device: Device) -> Result<Box<dyn FnMut() -> Result<Te
         "dot f32 1024^3" => dot(DType::F32, 1024, 1024, 1024)?,
         "dot f32 2048^3" => dot(DType::F32, 2048, 2048, 2048)?,
         "dot f64 1024^3" => dot(DType::F64, 1024, 1024, 1024)?,
+        "stream {10000,784} f32 once (sum)" => {
+            let a = uniform(device, 1, DType::F32, &[10_000, 784], -1.0, 1.0)?;
+            Box::new(move || a.sum(None, false))
+        }
         "add f32 10M" | "multiply f32 10M" | "divide f32 10M" | "add f64 10M" => {
             let dtype = if case.name.contains("f64") {
                 DType::F64
@@ -165,6 +171,8 @@ pub struct OpsReport {
     pub rows: Vec<(OpCase, Vec<Cell>, Cell)>,
     /// Why numpy has no figures, when it has none.
     pub numpy_note: Option<String>,
+    /// The measured f32 FMA peak of all cores, GFLOP/s (see [`super::peak`]).
+    pub peak_gflops: Option<f64>,
 }
 
 /// Times every case whose name contains `filter` on each device. `numpy` holds numpy's medians
@@ -199,10 +207,14 @@ pub fn run(
         rows.push((case, cells, numpy_cell));
     }
     progress.finish();
+    let measures_dot = rows
+        .iter()
+        .any(|(c, _, _): &(OpCase, _, _)| c.unit == "GFLOP/s");
     Ok(OpsReport {
         cpu: cpu_summary(),
         devices: devices.to_vec(),
         numpy_note: numpy.err(),
+        peak_gflops: measures_dot.then(super::peak::fma_peak_gflops).flatten(),
         rows,
     })
 }
@@ -276,11 +288,19 @@ impl OpsReport {
                 });
             }
             line.push(match cells.first() {
-                Some(Ok(d)) => format!(
-                    "{:.2} {}",
-                    case.work / d.as_secs_f64().max(1e-12) / 1e9,
-                    case.unit
-                ),
+                Some(Ok(d)) => {
+                    let rate = case.work / d.as_secs_f64().max(1e-12) / 1e9;
+                    match self.peak_gflops {
+                        Some(peak) if case.unit == "GFLOP/s" => {
+                            format!(
+                                "{rate:.2} {} ({:.0}% of peak)",
+                                case.unit,
+                                100.0 * rate / peak
+                            )
+                        }
+                        _ => format!("{rate:.2} {}", case.unit),
+                    }
+                }
                 _ => "-".into(),
             });
             lines.push(line);
@@ -295,6 +315,11 @@ impl OpsReport {
             })
             .collect();
         let mut out = format!("ops on {}\n", self.cpu);
+        if let Some(peak) = self.peak_gflops {
+            out.push_str(&format!(
+                "f32 FMA peak, all cores (register-only loop): {peak:.1} GFLOP/s\n"
+            ));
+        }
         for line in &lines {
             let cells: Vec<String> = line
                 .iter()
@@ -341,6 +366,7 @@ impl OpsReport {
                 "numpy_seconds": secs(numpy),
             })).collect::<Vec<_>>(),
             "numpy_note": self.numpy_note,
+            "fma_peak_gflops": self.peak_gflops,
         })
     }
 }
@@ -372,11 +398,12 @@ mod tests {
             cpu: "test cpu".into(),
             devices: vec![Device::host(0)],
             rows: vec![(
-                cases().remove(4),
+                cases().remove(5),
                 vec![Ok(Duration::from_millis(5))],
                 Ok(Duration::from_millis(10)),
             )],
             numpy_note: None,
+            peak_gflops: None,
         };
         let table = report.table();
         assert!(table.contains("add f32 10M"), "{table}");
