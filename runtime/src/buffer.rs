@@ -113,8 +113,13 @@ mod huge_pages {
         }
         // madvise wants a page-aligned start; the allocation's first partial page is left as
         // it is.
-        let start = (ptr as usize).next_multiple_of(PAGE);
-        let end = (ptr as usize).saturating_add(bytes) & !(PAGE - 1);
+        let address = ptr as usize;
+        let (Some(start), Some(end)) = (
+            address.checked_next_multiple_of(PAGE),
+            address.checked_add(bytes).map(|end| end & !(PAGE - 1)),
+        ) else {
+            return;
+        };
         if end > start {
             // SAFETY: the range lies inside an allocation this thread owns and has not touched;
             // MADV_HUGEPAGE is advice about how to back it, it changes no contents and no

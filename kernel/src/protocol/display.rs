@@ -8,21 +8,12 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
-use tensorbook::contract::display::{Bundle, Message as DisplayMessage, ACK};
+use tensorbook::contract::display::{bundle_json, Message as DisplayMessage, ACK};
 use tensorbook::contract::env;
 use tokio::sync::mpsc;
 
 use super::requests::{log, publish};
 use super::wire::Message;
-
-fn data(bundle: &Bundle) -> Value {
-    Value::Object(
-        bundle
-            .iter()
-            .map(|(mime, content)| (mime.clone(), Value::String(content.clone())))
-            .collect(),
-    )
-}
 
 /// The iopub message type and content for one display message.
 fn iopub_message(message: &DisplayMessage) -> (&'static str, Value) {
@@ -32,14 +23,14 @@ fn iopub_message(message: &DisplayMessage) -> (&'static str, Value) {
             data: d,
         } => (
             "display_data",
-            json!({ "data": data(d), "metadata": {}, "transient": { "display_id": display_id } }),
+            json!({ "data": bundle_json(d), "metadata": {}, "transient": { "display_id": display_id } }),
         ),
         DisplayMessage::Update {
             display_id,
             data: d,
         } => (
             "update_display_data",
-            json!({ "data": data(d), "metadata": {}, "transient": { "display_id": display_id } }),
+            json!({ "data": bundle_json(d), "metadata": {}, "transient": { "display_id": display_id } }),
         ),
         DisplayMessage::Clear { wait } => ("clear_output", json!({ "wait": wait })),
     }
@@ -83,7 +74,7 @@ mod tests {
 
     #[test]
     fn display_messages_map_to_jupyter_messages() {
-        let data: Bundle = vec![("text/plain".into(), "1".into())];
+        let data: tensorbook::contract::display::Bundle = vec![("text/plain".into(), "1".into())];
         let (kind, content) = iopub_message(&DisplayMessage::Display {
             display_id: "d".into(),
             data: data.clone(),

@@ -5,6 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
+use tensorbook::contract::display::bundle_json;
 use tokio::sync::{mpsc, oneshot};
 
 use super::completeness::{is_complete, Completeness};
@@ -234,7 +235,9 @@ impl Kernel {
                     .execute(expr.as_str().unwrap_or("").to_string(), None)
                     .await
                 {
-                    Ok(data) => json!({ "status": "ok", "data": bundle(&data), "metadata": {} }),
+                    Ok(data) => {
+                        json!({ "status": "ok", "data": bundle_json(&data), "metadata": {} })
+                    }
                     Err(e) => {
                         json!({ "status": "error", "ename": e.ename, "evalue": e.evalue, "traceback": e.traceback })
                     }
@@ -260,7 +263,7 @@ impl Kernel {
                     self.publish(
                         msg,
                         "execute_result",
-                        json!({ "execution_count": count, "data": bundle(&data), "metadata": {} }),
+                        json!({ "execution_count": count, "data": bundle_json(&data), "metadata": {} }),
                     );
                 }
                 let reply = json!({
@@ -348,14 +351,6 @@ impl Kernel {
     }
 }
 
-fn bundle(data: &[(String, String)]) -> Value {
-    Value::Object(
-        data.iter()
-            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-            .collect(),
-    )
-}
-
 /// Jupyter counts cursor positions in Unicode code points; Rust slices in bytes.
 fn byte_offset(code: &str, chars: usize) -> usize {
     code.char_indices()
@@ -384,15 +379,6 @@ mod tests {
         assert_eq!(char_offset(code, at), 6);
         assert_eq!(byte_offset(code, 10_000), code.len());
         assert_eq!(char_offset(code, 10_000), chars);
-    }
-
-    #[test]
-    fn bundles_are_mime_objects() {
-        let b = bundle(&[
-            ("text/plain".into(), "1".into()),
-            ("text/html".into(), "<b>1</b>".into()),
-        ]);
-        assert_eq!(b, json!({ "text/plain": "1", "text/html": "<b>1</b>" }));
     }
 
     #[test]

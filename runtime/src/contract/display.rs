@@ -41,7 +41,8 @@ pub enum Message {
     },
 }
 
-fn bundle_json(data: &Bundle) -> Value {
+/// A mime bundle as the JSON object Jupyter messages carry (`{"text/plain": "...", ...}`).
+pub fn bundle_json(data: &[(String, String)]) -> Value {
     Value::Object(
         data.iter()
             .map(|(k, v)| (k.clone(), Value::String(v.clone())))
@@ -136,6 +137,15 @@ mod tests {
             }
             assert_eq!(back.to_line(), line);
         }
+    }
+
+    #[test]
+    fn bundles_are_mime_objects() {
+        let b = bundle_json(&[
+            ("text/plain".into(), "x\n\"".into()),
+            ("text/html".into(), "<b>".into()),
+        ]);
+        assert_eq!(b, json!({ "text/plain": "x\n\"", "text/html": "<b>" }));
     }
 
     #[test]
