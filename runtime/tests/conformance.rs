@@ -190,6 +190,25 @@ fn large_shapes_take_the_fast_paths() {
     conform("sum 128k", &[big], |t| t[0].sum(None, false));
 }
 
+/// Products with a narrow right operand take host's streaming kernel, which works on blocks of
+/// two rows and five columns with eight-lane vectors: every width it handles (1..=16, full
+/// blocks and each remainder), an odd row count (a last single row) and a depth that is not a
+/// multiple of eight (a scalar tail), in both float types.
+#[test]
+fn skinny_products_every_width() {
+    for dtype in [DType::F32, DType::F64] {
+        let a = random(11, dtype, &[61, 601]);
+        for n in 1..=16 {
+            let b = random(12 + n as u64, dtype, &[601, n]);
+            conform(
+                &format!("dot {dtype:?} [61,601].[601,{n}]"),
+                &[a.clone(), b],
+                |t| t[0].dot(&t[1]),
+            );
+        }
+    }
+}
+
 /// Whole-vector arg reductions split the vector across cores: the first of equal bests and the
 /// first NaN must still win, wherever the chunk boundaries fall.
 #[test]

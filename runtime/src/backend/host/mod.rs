@@ -11,6 +11,8 @@ use crate::error::Result;
 use crate::shape::{numel, strides, unravel};
 use crate::with_buffer;
 
+mod skinny;
+
 /// The optimised CPU backend (`host`).
 pub struct HostBackend;
 
@@ -261,119 +263,6 @@ fn arg_of_long_row<T: Element>(op: ArgOp, row: &[T]) -> usize {
         .unwrap_or(0)
 }
 
-/// Widest output handled by the skinny kernel; the blog's `{10000,784}·{784,10}` has n = 10.
-const SKINNY_MAX_N: usize = 16;
-
-/// Vector lanes per accumulator in the skinny kernel (one AVX-512 register of f32).
-const LANES: usize = 16;
-
-/// One output row of a skinny product: `out[j] = a · bt[j]` for the `N` rows of `bt`. Each
-/// chunk of `a` is loaded once and feeds `N` independent lane-wise accumulators, which keeps
-/// the FMA units busy and lets the loop vectorise without reassociating any sum.
-#[inline(always)]
-fn skinny_row<T: Element, const N: usize>(a: &[T], bt: &[T], k: usize, out: &mut [T]) {
-    let mut acc = [[T::ZERO; LANES]; N];
-    let full = k - k % LANES;
-    let mut p = 0;
-    while p < full {
-        let x: [T; LANES] = a[p..p + LANES]
-            .try_into()
-            .expect("a chunk of LANES elements");
-        for (j, acc) in acc.iter_mut().enumerate() {
-            let y: [T; LANES] = bt[j * k + p..j * k + p + LANES]
-                .try_into()
-                .expect("a chunk of LANES elements");
-            for l in 0..LANES {
-                acc[l] = acc[l].add(x[l].mul(y[l]));
-            }
-        }
-        p += LANES;
-    }
-    for (j, o) in out.iter_mut().enumerate().take(N) {
-        let mut sum = acc[j].iter().fold(T::ZERO, |s, &v| s.add(v));
-        for p in full..k {
-            sum = sum.add(a[p].mul(bt[j * k + p]));
-        }
-        *o = sum;
-    }
-}
-
-#[inline(always)]
-fn skinny_rows<T: Element, const N: usize>(a: &[T], bt: &[T], k: usize, out: &mut [T]) {
-    for (row, o) in a.chunks_exact(k).zip(out.chunks_exact_mut(N)) {
-        skinny_row::<T, N>(row, bt, k, o);
-    }
-}
-
-/// The same loop compiled for AVX-512 and for AVX2+FMA, picked at run time (the build
-/// itself targets baseline x86-64 so that one binary runs everywhere).
-#[cfg(target_arch = "x86_64")]
-mod skinny_simd {
-    use super::*;
-
-    #[target_feature(enable = "avx512f,avx512vl,fma")]
-    pub unsafe fn avx512<T: Element, const N: usize>(a: &[T], bt: &[T], k: usize, out: &mut [T]) {
-        skinny_rows::<T, N>(a, bt, k, out)
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn avx2<T: Element, const N: usize>(a: &[T], bt: &[T], k: usize, out: &mut [T]) {
-        skinny_rows::<T, N>(a, bt, k, out)
-    }
-}
-
-fn skinny_dispatch<T: Element, const N: usize>(a: &[T], bt: &[T], k: usize, out: &mut [T]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512vl")
-            && is_x86_feature_detected!("fma")
-        {
-            // SAFETY: the CPU has the features the function was compiled for.
-            return unsafe { skinny_simd::avx512::<T, N>(a, bt, k, out) };
-        }
-        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-            // SAFETY: as above.
-            return unsafe { skinny_simd::avx2::<T, N>(a, bt, k, out) };
-        }
-    }
-    skinny_rows::<T, N>(a, bt, k, out)
-}
-
-/// `[m,k]·[k,n]` for small `n` (≤ 16): the product streams the large left operand once, row
-/// by row across threads, against the transposed right operand kept in cache. General GEMM
-/// packs the left operand first, which costs a second pass over memory on this shape.
-fn skinny_matmul<T: Element>(a: &[T], b: &[T], m: usize, k: usize, n: usize, out: &mut [T]) {
-    let mut bt = vec![T::ZERO; n * k];
-    for p in 0..k {
-        for j in 0..n {
-            bt[j * k + p] = b[p * n + j];
-        }
-    }
-    let rows_per_task = (MIN_PER_TASK / k.max(1)).max(4);
-    let kernel: fn(&[T], &[T], usize, &mut [T]) = match n {
-        1 => skinny_dispatch::<T, 1>,
-        2 => skinny_dispatch::<T, 2>,
-        3 => skinny_dispatch::<T, 3>,
-        4 => skinny_dispatch::<T, 4>,
-        5 => skinny_dispatch::<T, 5>,
-        6 => skinny_dispatch::<T, 6>,
-        7 => skinny_dispatch::<T, 7>,
-        8 => skinny_dispatch::<T, 8>,
-        9 => skinny_dispatch::<T, 9>,
-        10 => skinny_dispatch::<T, 10>,
-        11 => skinny_dispatch::<T, 11>,
-        12 => skinny_dispatch::<T, 12>,
-        13 => skinny_dispatch::<T, 13>,
-        14 => skinny_dispatch::<T, 14>,
-        15 => skinny_dispatch::<T, 15>,
-        _ => skinny_dispatch::<T, 16>,
-    };
-    out.par_chunks_mut(rows_per_task * n)
-        .zip(a[..m * k].par_chunks(rows_per_task * k))
-        .for_each(|(o, a)| kernel(a, &bt, k, o));
-}
-
 /// f32/f64 products through `gemm`; row-major means column stride 1, row stride = width.
 #[allow(clippy::too_many_arguments)]
 fn gemm_float<T: Element>(
@@ -398,8 +287,8 @@ fn gemm_float<T: Element>(
     for bi in 0..batch {
         let (lhs, rhs) = (&a[bi * sa..bi * sa + m * k], &b[bi * sb..bi * sb + k * n]);
         let dst = &mut out[bi * m * n..(bi + 1) * m * n];
-        if n <= SKINNY_MAX_N && m * k >= MIN_PER_TASK {
-            skinny_matmul(lhs, rhs, m, k, n, dst);
+        if n <= skinny::MAX_N && m * k >= MIN_PER_TASK {
+            skinny::matmul(lhs, rhs, m, k, n, dst)?;
             continue;
         }
         // SAFETY: the three slices hold exactly m*k, k*n and m*n elements, and the strides
