@@ -18,6 +18,7 @@ cd "$(dirname "$0")/.."
 # took 10.3 s against 13.6 s, trivial cells 164 ms in both. --bins: `--examples` builds none.
 cargo build --locked --workspace --bins --examples
 bash install/python-env.sh
+bash install/blas.sh
 TENSORBOOK_PYTHON="$PWD/.venv/bin/python" ./target/debug/tensorbook kernel install --sys-prefix
 bash install/fetch-mnist.sh target/debug/tensorbook
 ./target/debug/tensorbook clients

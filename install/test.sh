@@ -14,6 +14,8 @@ echo "== cargo clippy (warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== python environment (.venv from install/requirements.txt; NVRTC for the cargo tests)"
 bash install/python-env.sh
+echo "== Debian's OpenBLAS for host's large products (the gemm crate without it)"
+bash install/blas.sh
 echo "== cargo test"
 cargo test --workspace --locked
 echo "== hostile inputs in the release profile (integer overflow wraps there instead of panicking)"

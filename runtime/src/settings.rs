@@ -103,6 +103,26 @@ pub fn set_host_memory_limit(bytes: Option<u64>) {
     HOST_MEMORY_CAP.store(bytes.unwrap_or(0).min(UNREAD - 1), Ordering::Relaxed);
 }
 
+/// Where host's large f32/f64 products come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HostBlas {
+    /// The first of the system's OpenBLAS or BLIS that loads, else the `gemm` crate.
+    Default,
+    /// Only the `gemm` crate (`TENSORBOOK_BLAS=none`).
+    Builtin,
+    /// This library (a file name the loader searches for, or a path).
+    Library(String),
+}
+
+/// The BLAS choice from `TENSORBOOK_BLAS`, read when host first multiplies matrices.
+pub fn host_blas() -> HostBlas {
+    match env::blas() {
+        None => HostBlas::Default,
+        Some(v) if v.eq_ignore_ascii_case("none") => HostBlas::Builtin,
+        Some(v) => HostBlas::Library(v),
+    }
+}
+
 /// The fraction of each GPU's memory this process may take, if capped. Nothing is
 /// preallocated either way, so several sessions can share one GPU.
 pub fn cuda_memory_fraction() -> Option<f64> {

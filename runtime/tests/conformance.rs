@@ -165,11 +165,26 @@ proptest! {
 /// Shapes large enough to take the host backend's parallel and gemm paths.
 #[test]
 fn large_shapes_take_the_fast_paths() {
+    println!(
+        "host's system BLAS: {:?}",
+        tensorbook::backend::host::blas_library()
+    );
     let a = random(1, DType::F32, &[300, 784]);
     let w = random(2, DType::F32, &[784, 10]);
     conform("dot [300,784].[784,10]", &[a.clone(), w], |t| {
         t[0].dot(&t[1])
     });
+    // Over 64^3 multiply-adds: the system BLAS when one loads (tests/builtin_gemm.rs covers
+    // the gemm crate), at sizes no blocking divides evenly.
+    for dtype in [DType::F32, DType::F64] {
+        let x = random(9, dtype, &[130, 150]);
+        let y = random(10, dtype, &[150, 141]);
+        conform(
+            &format!("dot {dtype:?} [130,150].[150,141]"),
+            &[x, y],
+            |t| t[0].dot(&t[1]),
+        );
+    }
     let b = random(3, DType::F64, &[4, 96, 64]);
     let c = random(4, DType::F64, &[64, 80]);
     conform("batched dot f64", &[b, c], |t| t[0].dot(&t[1]));
@@ -239,6 +254,48 @@ fn long_vectors_arg_reduce_to_the_first_best() {
     assert_eq!(
         flat.argmax(None, false).unwrap().to_vec::<i64>().unwrap(),
         vec![140_000]
+    );
+}
+
+/// Host finds a row's extremum block by block (1024 elements) and searches only a block that
+/// beats the best so far: ties across blocks, ±0, NaN before and after the maximum, constant
+/// and monotone rows must still give the serial scan's answer.
+#[test]
+fn arg_reductions_across_blocks() {
+    let width = 3000;
+    let mut rows = vec![vec![0.0f32; width]; 6];
+    for (j, x) in rows[0].iter_mut().enumerate() {
+        *x = (j % 7) as f32;
+    }
+    rows[0][1500] = 9.0;
+    rows[0][2900] = 9.0;
+    rows[1].iter_mut().for_each(|x| *x = -1.0);
+    rows[1][10] = -0.0;
+    rows[1][2000] = 0.0;
+    rows[2][5] = 4.0;
+    rows[2][2500] = f32::NAN;
+    rows[3][1030] = f32::NAN;
+    rows[3][2] = f32::NAN;
+    rows[4].iter_mut().for_each(|x| *x = 3.0);
+    for (j, x) in rows[5].iter_mut().enumerate() {
+        *x = -(j as f32);
+    }
+    let data: Vec<f32> = rows.concat();
+    let t = Tensor::from_vec(data, &[6, width]).unwrap();
+    let inputs = [t];
+    conform("argmax rows across blocks", &inputs, |t| {
+        t[0].argmax(Some(1), false)
+    });
+    conform("argmin rows across blocks", &inputs, |t| {
+        t[0].argmin(Some(1), false)
+    });
+    let host = inputs[0].backend_copy(tensorbook::Device::host(0)).unwrap();
+    assert_eq!(
+        host.argmax(Some(1), false)
+            .unwrap()
+            .to_vec::<i64>()
+            .unwrap(),
+        vec![1500, 10, 2500, 2, 0, 0]
     );
 }
 

@@ -430,7 +430,13 @@ impl UnaryOp {
             UnaryOp::Sqrt => x.sqrt(),
             UnaryOp::Rsqrt => T::ONE.div(x.sqrt()),
             UnaryOp::Tanh => x.tanh(),
-            UnaryOp::Sigmoid => T::ONE.div(T::ONE.add(x.neg().exp())),
+            // e^x / (1 + e^x) below 0: e^-x would overflow past x = -88.7 (f32) and make
+            // every smaller result 0 instead of a tiny number.
+            UnaryOp::Sigmoid => {
+                let e = x.abs().neg().exp();
+                let numerator = if x < T::ZERO { e } else { T::ONE };
+                numerator.div(T::ONE.add(e))
+            }
             UnaryOp::Sin => x.sin(),
             UnaryOp::Cos => x.cos(),
             UnaryOp::Floor => x.floor(),

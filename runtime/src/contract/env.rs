@@ -43,6 +43,9 @@ pub const SIM_DEVICES: &str = "TENSORBOOK_SIM_DEVICES";
 pub const SIM_MEMORY: &str = "TENSORBOOK_SIM_MEMORY";
 /// Cap on one host allocation (`8G`; default: the memory the machine has available).
 pub const HOST_MEMORY_LIMIT: &str = "TENSORBOOK_HOST_MEMORY_LIMIT";
+/// The BLAS library host's large f32/f64 products call: a file name or path, or `none` for
+/// the built-in `gemm` crate only.
+pub const BLAS: &str = "TENSORBOOK_BLAS";
 /// Fraction of each GPU's memory a session may take (0 < f <= 1).
 pub const CUDA_MEMORY_FRACTION: &str = "TENSORBOOK_CUDA_MEMORY_FRACTION";
 /// Root of tensorbook's caches (runtime build, CUDA PTX).
@@ -139,6 +142,11 @@ pub fn sim_memory() -> Option<u64> {
 /// [`HOST_MEMORY_LIMIT`] in bytes, when set.
 pub fn host_memory_limit() -> Option<u64> {
     parse_bytes(&text(HOST_MEMORY_LIMIT)?)
+}
+
+/// [`BLAS`], when set.
+pub fn blas() -> Option<String> {
+    text(BLAS)
 }
 
 /// [`CUDA_MEMORY_FRACTION`], when set to a fraction in (0, 1].

@@ -11,7 +11,9 @@ use crate::error::Result;
 use crate::shape::{numel, strides, unravel};
 use crate::with_buffer;
 
+mod blas;
 mod skinny;
+mod vmath;
 
 /// The optimised CPU backend (`host`).
 pub struct HostBackend;
@@ -241,12 +243,42 @@ fn arg_typed<T: Element>(op: ArgOp, v: &[T], shape: &[usize], axis: usize) -> Re
     Ok(Buffer::S64(out))
 }
 
-/// The index of the best element of a row (the first of equals).
+/// The index of the best element of a row (the first of equals; the first NaN beats all).
+///
+/// The row is scanned in L1-sized blocks: a block's extremum comes from the vectorised
+/// [`fold`], and only a block whose extremum beats the best so far is searched for the
+/// position, which on most data is a few blocks of the row. A plain compare-and-branch scan
+/// ran at half numpy's speed.
 fn arg_of_row<T: Element>(op: ArgOp, row: &[T]) -> usize {
-    let mut best = 0;
-    for (j, &x) in row.iter().enumerate().skip(1) {
-        if op.better(x, row[best]) {
-            best = j;
+    const BLOCK: usize = 1024;
+    let Some(&first) = row.first() else {
+        return 0;
+    };
+    let reduce = match op {
+        ArgOp::ArgMax => ReduceOp::Max,
+        ArgOp::ArgMin => ReduceOp::Min,
+    };
+    let (mut best, mut best_value) = (0, first);
+    for (b, block) in row.chunks(BLOCK).enumerate() {
+        let extremum = fold(reduce, block);
+        if !op.better(extremum, best_value) {
+            continue;
+        }
+        // `fold` returns NaN when the block holds one, else an element's value.
+        let at = block
+            .iter()
+            .position(|&x| {
+                if extremum.is_nan() {
+                    x.is_nan()
+                } else {
+                    x == extremum
+                }
+            })
+            .unwrap_or(0);
+        best = b * BLOCK + at;
+        best_value = block[at];
+        if best_value.is_nan() {
+            break;
         }
     }
     best
@@ -263,7 +295,13 @@ fn arg_of_long_row<T: Element>(op: ArgOp, row: &[T]) -> usize {
         .unwrap_or(0)
 }
 
-/// f32/f64 products through `gemm`; row-major means column stride 1, row stride = width.
+/// Products of at least this many multiply-adds go to the system BLAS when one is loaded:
+/// below it, waking its thread pool costs more than the `gemm` crate's whole product.
+const BLAS_FROM: usize = 1 << 18;
+
+pub use blas::library_name as blas_library;
+
+/// f32/f64 products through the system BLAS or `gemm`; row-major means column stride 1, row stride = width.
 #[allow(clippy::too_many_arguments)]
 fn gemm_float<T: Element>(
     a: &[T],
@@ -290,6 +328,13 @@ fn gemm_float<T: Element>(
         if n <= skinny::MAX_N && m * k >= MIN_PER_TASK {
             skinny::matmul(lhs, rhs, m, k, n, dst)?;
             continue;
+        }
+        if m.saturating_mul(n).saturating_mul(k) >= BLAS_FROM {
+            if let Some(blas) = blas::blas() {
+                if blas.gemm(lhs, rhs, m, k, n, dst) {
+                    continue;
+                }
+            }
         }
         // SAFETY: the three slices hold exactly m*k, k*n and m*n elements, and the strides
         // (row-major, column stride 1) keep every access inside them.
@@ -368,7 +413,10 @@ impl HostBackend {
 
     fn unary(&self, op: UnaryOp, x: &Buffer) -> Result<Buffer> {
         Ok(match x {
-            Buffer::F32(v) => Buffer::F32(map(v, |e| op.apply_float(e))?),
+            Buffer::F32(v) => match vmath::unary(op, v) {
+                Some(out) => Buffer::F32(out?),
+                None => Buffer::F32(map(v, |e| op.apply_float(e))?),
+            },
             Buffer::F64(v) => Buffer::F64(map(v, |e| op.apply_float(e))?),
             Buffer::U8(v) => Buffer::U8(map(v, |e| op.apply(e))?),
             Buffer::S32(v) => Buffer::S32(map(v, |e| op.apply(e))?),

@@ -1,0 +1,141 @@
+//! The system BLAS for host's large f32/f64 products, loaded at run time.
+//!
+//! Measured on the 2-core AVX2 EPYC the project runs on, 2048³ f32 (best of 5): the `gemm`
+//! crate reached about 120 GFLOP/s (60% of the measured FMA peak) where numpy's OpenBLAS
+//! reached about 165. Debian's OpenBLAS (`libopenblas0-pthread`, which `install/setup.sh`
+//! installs) is the same library numpy ships, so host calls it for every product large enough
+//! to amortise its thread start; BLIS (`libblis4-pthread`) is the second choice. Neither is a
+//! build dependency: the library is opened with `dlopen` on first use, as `cudarc` opens
+//! CUDA, and when none loads (or `TENSORBOOK_BLAS=none`) host keeps the `gemm` crate.
+
+use std::ffi::c_int;
+use std::sync::OnceLock;
+
+use libloading::Library;
+
+use crate::dtype::Element;
+use crate::settings::{self, HostBlas};
+
+/// CBLAS's row-major layout and no-transpose flags.
+const ROW_MAJOR: c_int = 101;
+const NO_TRANS: c_int = 111;
+
+/// Libraries tried in order when `TENSORBOOK_BLAS` is not set.
+const CANDIDATES: [&str; 4] = [
+    "libopenblas.so.0",
+    "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0",
+    "libblis.so.4",
+    "/usr/lib/x86_64-linux-gnu/blis-pthread/libblis.so.4",
+];
+
+/// CBLAS's `?gemm`: layout, transposes, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc.
+type Gemm<T> = unsafe extern "C" fn(
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    T,
+    *const T,
+    c_int,
+    *const T,
+    c_int,
+    T,
+    *mut T,
+    c_int,
+);
+
+/// An opened BLAS: its two GEMMs and the name it was opened by.
+pub(super) struct Blas {
+    sgemm: Gemm<f32>,
+    dgemm: Gemm<f64>,
+    /// What was opened (for `tensorbook bench`'s header).
+    pub(super) name: String,
+    /// Keeps the symbols above valid.
+    _library: Library,
+}
+
+fn open(name: &str) -> Option<Blas> {
+    // SAFETY: loading a BLAS runs its initialisers, which only set up its thread pool and
+    // CPU detection; the two symbols have CBLAS's standard signatures.
+    unsafe {
+        let library = Library::new(name).ok()?;
+        let sgemm = *library.get::<Gemm<f32>>(b"cblas_sgemm\0").ok()?;
+        let dgemm = *library.get::<Gemm<f64>>(b"cblas_dgemm\0").ok()?;
+        Some(Blas {
+            sgemm,
+            dgemm,
+            name: name.to_string(),
+            _library: library,
+        })
+    }
+}
+
+/// The BLAS host uses, opened once per process.
+pub(super) fn blas() -> Option<&'static Blas> {
+    static BLAS: OnceLock<Option<Blas>> = OnceLock::new();
+    BLAS.get_or_init(|| match settings::host_blas() {
+        HostBlas::Builtin => None,
+        HostBlas::Library(name) => open(&name),
+        HostBlas::Default => CANDIDATES.iter().find_map(|name| open(name)),
+    })
+    .as_ref()
+}
+
+/// The name of the BLAS host's large products go through, or `None` for the `gemm` crate.
+pub fn library_name() -> Option<&'static str> {
+    blas().map(|b| b.name.as_str())
+}
+
+impl Blas {
+    /// `out = a · b` for row-major `a: [m,k]`, `b: [k,n]`, `out: [m,n]`, when `T` is f32 or
+    /// f64 and every dimension fits CBLAS's `int`; `false` (nothing written) otherwise.
+    pub(super) fn gemm<T: Element>(
+        &self,
+        a: &[T],
+        b: &[T],
+        m: usize,
+        k: usize,
+        n: usize,
+        out: &mut [T],
+    ) -> bool {
+        let (Ok(mi), Ok(ki), Ok(ni)) = (c_int::try_from(m), c_int::try_from(k), c_int::try_from(n))
+        else {
+            return false;
+        };
+        if a.len() < m * k || b.len() < k * n || out.len() < m * n {
+            return false;
+        }
+        let id = std::any::TypeId::of::<T>();
+        // SAFETY (both): T is the function's element type, so the types are the same.
+        let f: Gemm<T> = if id == std::any::TypeId::of::<f32>() {
+            unsafe { std::mem::transmute_copy(&self.sgemm) }
+        } else if id == std::any::TypeId::of::<f64>() {
+            unsafe { std::mem::transmute_copy(&self.dgemm) }
+        } else {
+            return false;
+        };
+        // SAFETY: the slices hold m·k, k·n and m·n elements (checked above), row-major with
+        // leading dimensions k, n and n (at least 1, as CBLAS requires).
+        unsafe {
+            f(
+                ROW_MAJOR,
+                NO_TRANS,
+                NO_TRANS,
+                mi,
+                ni,
+                ki,
+                T::ONE,
+                a.as_ptr(),
+                ki.max(1),
+                b.as_ptr(),
+                ni.max(1),
+                T::ZERO,
+                out.as_mut_ptr(),
+                ni.max(1),
+            );
+        }
+        true
+    }
+}
