@@ -80,7 +80,14 @@ pub fn try_reserve<T: Element>(len: usize, shape: &[usize]) -> Result<Vec<T>> {
         .checked_mul(T::DTYPE.size_in_bytes())
         .filter(|&b| b <= isize::MAX as usize)
         .ok_or_else(|| refused("larger than any address space".into()))?;
-    crate::host_memory::admit(bytes).map_err(refused)?;
+    if let Some(v) = crate::buffer_pool::take::<T>(len) {
+        return Ok(v);
+    }
+    if crate::host_memory::admit(bytes).is_err() {
+        // Kept buffers count as used memory; give them back before refusing.
+        crate::buffer_pool::release();
+        crate::host_memory::admit(bytes).map_err(refused)?;
+    }
     let mut v: Vec<T> = Vec::new();
     v.try_reserve_exact(len)
         .map_err(|e| refused(format!("the system refused it ({e})")))?;

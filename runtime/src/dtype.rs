@@ -131,6 +131,8 @@ pub trait Element:
     fn into_buffer(v: Vec<Self>) -> crate::buffer::Buffer;
     /// Borrows the elements of a buffer if it holds this type.
     fn slice_of(b: &crate::buffer::Buffer) -> Option<&[Self]>;
+    /// The vector inside a buffer if it holds this type, else the buffer back.
+    fn vec_of(b: crate::buffer::Buffer) -> Result<Vec<Self>, crate::buffer::Buffer>;
 }
 
 macro_rules! float_element {
@@ -189,6 +191,12 @@ macro_rules! float_element {
             }
             fn into_buffer(v: Vec<Self>) -> crate::buffer::Buffer {
                 crate::buffer::Buffer::$variant(v)
+            }
+            fn vec_of(b: crate::buffer::Buffer) -> Result<Vec<Self>, crate::buffer::Buffer> {
+                match b {
+                    crate::buffer::Buffer::$variant(v) => Ok(v),
+                    other => Err(other),
+                }
             }
             fn slice_of(b: &crate::buffer::Buffer) -> Option<&[Self]> {
                 match b {
@@ -278,6 +286,12 @@ macro_rules! int_element {
             }
             fn into_buffer(v: Vec<Self>) -> crate::buffer::Buffer {
                 crate::buffer::Buffer::$variant(v)
+            }
+            fn vec_of(b: crate::buffer::Buffer) -> Result<Vec<Self>, crate::buffer::Buffer> {
+                match b {
+                    crate::buffer::Buffer::$variant(v) => Ok(v),
+                    other => Err(other),
+                }
             }
             fn slice_of(b: &crate::buffer::Buffer) -> Option<&[Self]> {
                 match b {

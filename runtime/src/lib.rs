@@ -25,6 +25,7 @@
 pub mod backend;
 pub mod bench;
 pub mod buffer;
+pub mod buffer_pool;
 pub mod client;
 pub mod contract;
 pub mod create;

@@ -25,6 +25,15 @@ pub enum Memory {
     Sim(SimBuffer),
 }
 
+/// Large host buffers go to [`crate::buffer_pool`] for the next tensor of their size.
+impl Drop for Memory {
+    fn drop(&mut self) {
+        if let Memory::Host(b) = self {
+            crate::buffer_pool::give(std::mem::replace(b, Buffer::U8(Vec::new())));
+        }
+    }
+}
+
 impl Memory {
     /// Puts the host elements of a tensor where `device` keeps its memory (an upload for an
     /// accelerator).

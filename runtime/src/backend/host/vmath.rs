@@ -200,6 +200,24 @@ fn kernel(op: UnaryOp) -> Option<Kernel> {
 /// `op` over every element on all cores, or `None` when `op` has no vectorised form here.
 pub(super) fn unary(op: UnaryOp, v: &[f32]) -> Option<Result<Vec<f32>>> {
     let f = kernel(op)?;
+    if super::stream::worth_streaming::<f32>(v.len()) {
+        return Some(super::stream::par_fill(
+            v.len(),
+            &[v.len()],
+            |start, block: &mut [f32]| {
+                let inp = &v[start..start + block.len()];
+                // SAFETY: `&mut [f32]` to `&mut [MaybeUninit<f32>]` of the same length; the
+                // kernel only writes initialised values into it.
+                let block = unsafe {
+                    std::slice::from_raw_parts_mut(
+                        block.as_mut_ptr().cast::<MaybeUninit<f32>>(),
+                        block.len(),
+                    )
+                };
+                f(inp, block)
+            },
+        ));
+    }
     Some(try_reserve(v.len(), &[v.len()]).map(|mut out| {
         out.spare_capacity_mut()[..v.len()]
             .par_chunks_mut(MIN_PER_TASK)
