@@ -257,6 +257,26 @@ fn long_vectors_arg_reduce_to_the_first_best() {
     );
 }
 
+/// Transposes large enough for host's tiled copy (bands of 128 output rows, tiles of 16
+/// columns), with partial bands and tiles, a batch axis, and 1-, 4- and 8-byte elements.
+#[test]
+fn tiled_transposes() {
+    let cases: [(DType, &[usize], &[usize]); 4] = [
+        (DType::F32, &[2, 150, 140], &[0, 2, 1]),
+        (DType::F64, &[300, 200], &[1, 0]),
+        (DType::U8, &[17, 129], &[1, 0]),
+        (DType::S32, &[3, 40, 260], &[2, 0, 1]),
+    ];
+    for (dtype, shape, perm) in cases {
+        let x = random(40, dtype, shape);
+        conform(
+            &format!("transpose {dtype:?} {shape:?} {perm:?}"),
+            &[x],
+            |t| t[0].transpose(Some(perm)),
+        );
+    }
+}
+
 /// Host finds a row's extremum block by block (1024 elements) and searches only a block that
 /// beats the best so far: ties across blocks, ±0, NaN before and after the maximum, constant
 /// and monotone rows must still give the serial scan's answer.

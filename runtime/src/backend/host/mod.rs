@@ -14,6 +14,7 @@ use crate::with_buffer;
 mod blas;
 mod skinny;
 mod stream;
+mod transpose;
 mod vmath;
 
 /// The optimised CPU backend (`host`).
@@ -150,6 +151,9 @@ fn zip<T: Element, U: Element>(
 }
 
 fn copy_view<T: Element>(v: &[T], view: &Strided, out_shape: &[usize]) -> Result<Vec<T>> {
+    if let Some(out) = transpose::copy(v, view, out_shape) {
+        return out;
+    }
     let s = view.strides.last().copied().unwrap_or(0);
     fill_rows(out_shape, |row, o: &mut [T], coords| {
         let base = row_base(row, out_shape, view, coords);
