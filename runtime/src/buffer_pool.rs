@@ -8,7 +8,8 @@
 //! same size takes it back with its pages already mapped.
 //!
 //! The pool holds at most [`MAX_BUFFERS`] buffers and [`MAX_BYTES`] in all, oldest given up
-//! first, so idle memory stays bounded.
+//! first, so idle memory stays bounded. It is off in a notebook's evaluation process, where
+//! each cell has its own copy of it (see [`crate::settings::buffer_pool_enabled`]).
 
 use std::sync::Mutex;
 
@@ -34,7 +35,7 @@ fn capacity_bytes(b: &Buffer) -> usize {
 /// Keeps `buffer`'s allocation for reuse when it is large enough, else frees it.
 pub fn give(mut buffer: Buffer) {
     let bytes = capacity_bytes(&buffer);
-    if !(FROM_BYTES..=MAX_BYTES).contains(&bytes) {
+    if !(FROM_BYTES..=MAX_BYTES).contains(&bytes) || !crate::settings::buffer_pool_enabled() {
         return;
     }
     crate::with_buffer!(&mut buffer, v => v.clear());
@@ -48,7 +49,9 @@ pub fn give(mut buffer: Buffer) {
 /// An empty vector with room for `len` elements from the pool: the smallest kept buffer of
 /// `T` that holds `len` without wasting more than a quarter of itself.
 pub fn take<T: Element>(len: usize) -> Option<Vec<T>> {
-    if len.saturating_mul(std::mem::size_of::<T>()) < FROM_BYTES {
+    if len.saturating_mul(std::mem::size_of::<T>()) < FROM_BYTES
+        || !crate::settings::buffer_pool_enabled()
+    {
         return None;
     }
     let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
