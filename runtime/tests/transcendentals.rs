@@ -132,7 +132,7 @@ fn sigmoid(x: f64) -> f64 {
 #[test]
 fn exp_within_bound_over_all_f32() {
     let edges = [88.722_83, 87.336_54, 103.972_08, 103.278_93, 0.0];
-    check("exp", 1.01, &edges, |t| t.exp(), f64::exp);
+    check("exp", 1.05, &edges, |t| t.exp(), f64::exp);
 }
 
 #[test]
@@ -150,5 +150,5 @@ fn tanh_within_bound_over_all_f32() {
 #[test]
 fn sigmoid_within_bound_over_all_f32() {
     let edges = [88.722_83, 103.972_08, 87.336_54, 16.635_532, 0.0];
-    check("sigmoid", 2.35, &edges, |t| t.sigmoid(), sigmoid);
+    check("sigmoid", 2.45, &edges, |t| t.sigmoid(), sigmoid);
 }
