@@ -276,16 +276,17 @@ impl BinaryOp {
             BinaryOp::Multiply => a.mul(b),
             BinaryOp::Divide => a.div(b),
             BinaryOp::Pow => a.pow(b),
-            // NaN propagates, as in Nx.
+            // NaN propagates, as in Nx. `|`, not `||`: no branch, so loops over these
+            // become vector compares and blends.
             BinaryOp::Min => {
-                if a.is_nan() || a < b {
+                if a.is_nan() | (a < b) {
                     a
                 } else {
                     b
                 }
             }
             BinaryOp::Max => {
-                if a.is_nan() || a > b {
+                if a.is_nan() | (a > b) {
                     a
                 } else {
                     b

@@ -179,21 +179,52 @@ fn permuted(shape: &[usize], perm: &[usize]) -> (Strided, Vec<usize>) {
     )
 }
 
-/// Folds a contiguous slice with eight independent accumulators so that the loop vectorises.
+/// Folds a contiguous slice with independent lane accumulators so that the loop vectorises;
+/// the op is matched once, outside the loop, and the loop compiled for AVX2 where the CPU has
+/// it (the baseline build left max/min as scalar SSE compares: 2.1-3.0 ms for 10M f32, where
+/// reading them takes about 1.6).
 fn fold<T: Element>(op: ReduceOp, v: &[T]) -> T {
-    let mut lanes = [op.identity::<T>(); 8];
-    let chunks = v.chunks_exact(8);
+    let id = op.identity::<T>();
+    match op {
+        ReduceOp::Sum => fold_fast(v, id, |a, x| a.add(x)),
+        ReduceOp::Product => fold_fast(v, id, |a, x| a.mul(x)),
+        ReduceOp::Max => fold_fast(v, id, |a, x| BinaryOp::Max.arith(a, x)),
+        ReduceOp::Min => fold_fast(v, id, |a, x| BinaryOp::Min.arith(a, x)),
+    }
+}
+
+fn fold_fast<T: Element>(v: &[T], id: T, f: impl Fn(T, T) -> T + Copy) -> T {
+    // Short rows (a reduction over a small last axis) stay inline: the call through the
+    // target-feature boundary would cost more than their few elements.
+    #[cfg(target_arch = "x86_64")]
+    if v.len() >= 256 && is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, which `fold_avx2` was compiled for.
+        return unsafe { fold_avx2(v, id, f) };
+    }
+    fold_lanes(v, id, f)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fold_avx2<T: Element>(v: &[T], id: T, f: impl Fn(T, T) -> T + Copy) -> T {
+    fold_lanes(v, id, f)
+}
+
+/// Sixteen lanes: two AVX2 registers of f32, four of f64, enough to hide the latency of
+/// the combining instruction.
+#[inline(always)]
+fn fold_lanes<T: Element>(v: &[T], id: T, f: impl Fn(T, T) -> T + Copy) -> T {
+    const LANES: usize = 16;
+    let mut lanes = [id; LANES];
+    let chunks = v.chunks_exact(LANES);
     let rest = chunks.remainder();
     for c in chunks {
         for (l, &x) in lanes.iter_mut().zip(c) {
-            *l = op.combine(*l, x);
+            *l = f(*l, x);
         }
     }
-    let mut acc = op.identity::<T>();
-    for l in lanes {
-        acc = op.combine(acc, l);
-    }
-    rest.iter().fold(acc, |a, &x| op.combine(a, x))
+    let acc = lanes.iter().fold(id, |a, &l| f(a, l));
+    rest.iter().fold(acc, |a, &x| f(a, x))
 }
 
 fn reduce_typed<T: Element>(
