@@ -2,6 +2,8 @@
 //! compiler can vectorise, rayon across both cores, and the `gemm` crate for f32/f64 dot (the
 //! fastest option measured on the target machine, ahead of OpenBLAS).
 
+use std::mem::MaybeUninit;
+
 use rayon::prelude::*;
 
 use super::{ArgOp, BinaryOp, HostMemoryBackend, Op, ReduceOp, Strided, UnaryOp};
@@ -59,6 +61,29 @@ fn fill_rows<T: Element>(
                 f(task * rows_per_task + r, row, &mut coords);
             }
         });
+    Ok(out)
+}
+
+/// A vector of `len` elements written on all cores, `chunk` slots per task: `write(start,
+/// slots)` gets the uninitialised slots from `start` on. Writing into the reserved capacity
+/// makes each page's first touch a useful write, on the core that computes it.
+///
+/// # Safety
+/// `write` must initialise every slot it is given.
+unsafe fn par_write<U: Element>(
+    len: usize,
+    shape: &[usize],
+    chunk: usize,
+    write: impl Fn(usize, &mut [MaybeUninit<U>]) + Sync,
+) -> Result<Vec<U>> {
+    let chunk = chunk.max(1);
+    let mut out = try_reserve::<U>(len, shape)?;
+    out.spare_capacity_mut()[..len]
+        .par_chunks_mut(chunk)
+        .enumerate()
+        .for_each(|(task, slots)| write(task * chunk, slots));
+    // SAFETY: the chunks cover the first `len` slots and the caller's `write` initialised each.
+    unsafe { out.set_len(len) };
     Ok(out)
 }
 

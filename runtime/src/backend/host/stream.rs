@@ -8,10 +8,7 @@
 
 use std::mem::MaybeUninit;
 
-use rayon::prelude::*;
-
 use super::MIN_PER_TASK;
-use crate::buffer::try_reserve;
 use crate::dtype::Element;
 use crate::error::Result;
 
@@ -34,25 +31,20 @@ pub(super) fn par_fill<U: Element>(
     shape: &[usize],
     produce: impl Fn(usize, &mut [U]) + Sync,
 ) -> Result<Vec<U>> {
-    let mut out = try_reserve::<U>(len, shape)?;
     let per_block = (BLOCK_BYTES / std::mem::size_of::<U>().max(1)).max(1);
-    out.spare_capacity_mut()[..len]
-        .par_chunks_mut(MIN_PER_TASK)
-        .enumerate()
-        .for_each(|(task, dst)| {
+    // SAFETY: `write_streaming` writes every element of each block of the task's slots, and
+    // `fence` makes the streamed stores visible before the task joins.
+    unsafe {
+        super::par_write(len, shape, MIN_PER_TASK, |base, dst| {
             let mut scratch = vec![U::ZERO; per_block];
-            let base = task * MIN_PER_TASK;
             for (b, dst) in dst.chunks_mut(per_block).enumerate() {
                 let block = &mut scratch[..dst.len()];
                 produce(base + b * per_block, block);
                 write_streaming(block, dst);
             }
             fence();
-        });
-    // SAFETY: the tasks' chunks cover the first `len` slots and `write_streaming` wrote every
-    // element of each; `fence` made the streamed stores visible before the tasks joined.
-    unsafe { out.set_len(len) };
-    Ok(out)
+        })
+    }
 }
 
 /// Copies `src` to `dst` (same length), streaming every whole 16-byte aligned piece.

@@ -25,11 +25,8 @@
 
 use std::mem::MaybeUninit;
 
-use rayon::prelude::*;
-
 use super::MIN_PER_TASK;
 use crate::backend::UnaryOp;
-use crate::buffer::try_reserve;
 use crate::error::Result;
 
 /// 1.5 · 2^23: adding it to a float of magnitude below 2^22 rounds to an integer, which then
@@ -218,13 +215,10 @@ pub(super) fn unary(op: UnaryOp, v: &[f32]) -> Option<Result<Vec<f32>>> {
             },
         ));
     }
-    Some(try_reserve(v.len(), &[v.len()]).map(|mut out| {
-        out.spare_capacity_mut()[..v.len()]
-            .par_chunks_mut(MIN_PER_TASK)
-            .zip(v.par_chunks(MIN_PER_TASK))
-            .for_each(|(o, i)| f(i, o));
-        // SAFETY: the chunks above cover the first `v.len()` slots and `lanes` wrote each.
-        unsafe { out.set_len(v.len()) };
-        out
-    }))
+    // SAFETY: `lanes` writes one result per input, and each task gets as many inputs as slots.
+    Some(unsafe {
+        super::par_write(v.len(), &[v.len()], MIN_PER_TASK, |start, slots| {
+            f(&v[start..start + slots.len()], slots)
+        })
+    })
 }
