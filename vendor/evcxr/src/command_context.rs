@@ -217,6 +217,16 @@ Panic detected. Here's some useful information if you're filing a bug report.
         self.eval_context.set_opt_level(level)
     }
 
+    /// tensorbook patch 6: see `EvalContext::set_variable_hook`.
+    pub fn set_variable_hook(&mut self, hook: Option<String>) {
+        self.eval_context.set_variable_hook(hook);
+    }
+
+    /// tensorbook patch 6: see `EvalContext::variables`.
+    pub fn variables(&self) -> impl Iterator<Item = (&str, &str, bool)> {
+        self.eval_context.variables()
+    }
+
     pub fn last_source(&self) -> std::io::Result<String> {
         self.eval_context.last_source()
     }

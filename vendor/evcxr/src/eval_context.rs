@@ -102,6 +102,9 @@ pub(crate) struct Config {
     pub(crate) allow_static_linking: bool,
     pub(crate) build_envs: HashMap<String, String>,
     subprocess_path: PathBuf,
+    /// tensorbook patch 6: a macro that each cell calls, just before it puts its variables back
+    /// into the store, with `(name, &value)` for every variable it stores.
+    pub(crate) variable_hook: Option<String>,
 }
 
 fn create_initial_config(tmpdir: PathBuf, subprocess_path: PathBuf) -> Result<Config> {
@@ -147,6 +150,7 @@ impl Config {
             allow_static_linking: true,
             subprocess_path,
             codegen_backend: None,
+            variable_hook: None,
             build_envs: Default::default(),
         })
     }
@@ -643,6 +647,20 @@ impl EvalContext {
 
     pub fn set_error_format(&mut self, value: &str) -> Result<(), Error> {
         self.committed_state.set_error_format(value)
+    }
+
+    /// tensorbook patch 6: the macro cells call with their variables as they store them (see
+    /// `Config::variable_hook`); `None` for none.
+    pub fn set_variable_hook(&mut self, hook: Option<String>) {
+        self.committed_state.config.variable_hook = hook;
+    }
+
+    /// tensorbook patch 6: each variable's name, type and whether it was declared `mut`.
+    pub fn variables(&self) -> impl Iterator<Item = (&str, &str, bool)> {
+        self.committed_state
+            .variable_states
+            .iter()
+            .map(|(v, t)| (v.as_str(), t.type_name.as_str(), t.is_mut))
     }
 
     pub fn variables_and_types(&self) -> impl Iterator<Item = (&str, &str)> {
@@ -1749,6 +1767,24 @@ impl ContextState {
         referenced: &HashSet<&str>,
     ) -> CodeBlock {
         let mut statements = CodeBlock::new();
+        if let Some(hook) = &self.config.variable_hook {
+            let mut stored: Vec<&String> = self
+                .variable_states
+                .iter()
+                .filter(|(name, state)| {
+                    state.move_state == move_state && referenced.contains(name.as_str())
+                })
+                .map(|(name, _)| name)
+                .collect();
+            stored.sort();
+            if !stored.is_empty() {
+                let args: Vec<String> = stored
+                    .iter()
+                    .map(|name| format!("(stringify!({name}), &{name})"))
+                    .collect();
+                statements = statements.generated(format!("{hook}!({});", args.join(", ")));
+            }
+        }
         for (var_name, var_state) in &self.variable_states {
             if var_state.move_state == move_state && referenced.contains(var_name.as_str()) {
                 statements.pack_variable(
