@@ -58,6 +58,25 @@ def pytest_unconfigure(config):
             obj.destroy(linger=0)
 
 
+def session_with(setup):
+    """A module's kernel whose first cell is `setup`: yields (km, kc), shuts it down after."""
+    km, kc = start_new_kernel(kernel_name="tensorbook", startup_timeout=60)
+    reply, _ = run_cell(kc, setup, timeout=FIRST_CELL_TIMEOUT)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    yield km, kc
+    kc.stop_channels()
+    km.shutdown_kernel(now=False)
+
+
+def error_of(reply, outputs):
+    """The error content of a failed cell, checked to match its iopub error message."""
+    content = reply["content"]
+    assert content["status"] == "error", content
+    errors = [m["content"] for m in outputs if m["msg_type"] == "error"]
+    assert errors and errors[0]["ename"] == content["ename"], (errors, content)
+    return content
+
+
 def run_cell(kc, code, timeout=TIMEOUT, **kwargs):
     """Executes `code` and returns (reply, iopub messages up to idle)."""
     msg_id = kc.execute(code, **kwargs)

@@ -3,20 +3,21 @@
 
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
+pub use crate::host_vec::HostVec;
 
 /// Contiguous, row-major elements of one dtype.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Buffer {
     /// `u8` elements.
-    U8(Vec<u8>),
+    U8(HostVec<u8>),
     /// `s32` elements.
-    S32(Vec<i32>),
+    S32(HostVec<i32>),
     /// `s64` elements.
-    S64(Vec<i64>),
+    S64(HostVec<i64>),
     /// `f32` elements.
-    F32(Vec<f32>),
+    F32(HostVec<f32>),
     /// `f64` elements.
-    F64(Vec<f64>),
+    F64(HostVec<f64>),
 }
 
 /// Runs `$body` with `$v` bound to the typed vector inside a buffer, whatever its dtype.
@@ -69,7 +70,7 @@ macro_rules! with_dtype {
 /// comes back as `Error::Allocation` naming the request, before any page is touched. Callers
 /// that fill the vector in parallel use this directly, so the first touch of each page happens
 /// in parallel.
-pub fn try_reserve<T: Element>(len: usize, shape: &[usize]) -> Result<Vec<T>> {
+pub fn try_reserve<T: Element>(len: usize, shape: &[usize]) -> Result<HostVec<T>> {
     let refused = |reason: String| Error::Allocation {
         shape: shape.to_vec(),
         dtype: T::DTYPE,
@@ -88,11 +89,15 @@ pub fn try_reserve<T: Element>(len: usize, shape: &[usize]) -> Result<Vec<T>> {
         crate::buffer_pool::release();
         crate::host_memory::admit(bytes).map_err(refused)?;
     }
+    if bytes >= crate::shared_memory::FROM_BYTES && crate::settings::shared_host_memory() {
+        return HostVec::shared(len)
+            .map_err(|e| refused(format!("shared memory could not be had ({e})")));
+    }
     let mut v: Vec<T> = Vec::new();
     v.try_reserve_exact(len)
         .map_err(|e| refused(format!("the system refused it ({e})")))?;
     huge_pages::advise(v.as_mut_ptr().cast(), bytes);
-    Ok(v)
+    Ok(HostVec::from(v))
 }
 
 /// Transparent huge pages for large buffers. A fresh buffer is paged in as it is first
@@ -140,7 +145,7 @@ mod huge_pages {
 }
 
 /// Allocates a vector of `len` copies of `fill`, with the same errors as [`try_reserve`].
-pub fn try_alloc<T: Element>(len: usize, fill: T, shape: &[usize]) -> Result<Vec<T>> {
+pub fn try_alloc<T: Element>(len: usize, fill: T, shape: &[usize]) -> Result<HostVec<T>> {
     let mut v = try_reserve(len, shape)?;
     v.resize(len, fill);
     Ok(v)
@@ -169,6 +174,11 @@ impl Buffer {
         with_buffer!(self, v => v.len())
     }
 
+    /// The shared memory holding the elements, if they are in shared memory.
+    pub fn region(&self) -> Option<&crate::shared_memory::Region> {
+        with_buffer!(self, v => v.region())
+    }
+
     /// True when the buffer holds no element.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -182,7 +192,7 @@ impl Buffer {
     /// The elements as little-endian bytes.
     pub fn to_le_bytes(&self) -> Vec<u8> {
         match self {
-            Buffer::U8(v) => v.clone(),
+            Buffer::U8(v) => v.to_vec(),
             Buffer::S32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Buffer::S64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Buffer::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),

@@ -15,6 +15,7 @@ use std::sync::Mutex;
 
 use crate::buffer::Buffer;
 use crate::dtype::Element;
+use crate::host_vec::HostVec;
 
 /// Buffers smaller than this go back to the allocator (they are not mmap-backed, or too
 /// small for their faults to matter).
@@ -38,6 +39,10 @@ pub fn give(mut buffer: Buffer) {
     if !(FROM_BYTES..=MAX_BYTES).contains(&bytes) || !crate::settings::buffer_pool_enabled() {
         return;
     }
+    // Shared memory another process holds is a kept variable's value: never written again.
+    if buffer.region().is_some_and(|r| r.is_pinned()) {
+        return;
+    }
     crate::with_buffer!(&mut buffer, v => v.clear());
     let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
     pool.push(buffer);
@@ -48,7 +53,7 @@ pub fn give(mut buffer: Buffer) {
 
 /// An empty vector with room for `len` elements from the pool: the smallest kept buffer of
 /// `T` that holds `len` without wasting more than a quarter of itself.
-pub fn take<T: Element>(len: usize) -> Option<Vec<T>> {
+pub fn take<T: Element>(len: usize) -> Option<HostVec<T>> {
     if len.saturating_mul(std::mem::size_of::<T>()) < FROM_BYTES
         || !crate::settings::buffer_pool_enabled()
     {

@@ -88,7 +88,15 @@ impl fmt::Display for DType {
 /// A Rust type that can be a tensor element. Arithmetic on integers wraps (as XLA's does) so that
 /// no user input can make an op panic.
 pub trait Element:
-    Copy + Send + Sync + PartialOrd + PartialEq + Default + fmt::Debug + 'static
+    Copy
+    + Send
+    + Sync
+    + PartialOrd
+    + PartialEq
+    + Default
+    + fmt::Debug
+    + crate::host_vec::Plain
+    + 'static
 {
     /// The dtype this Rust type stands for.
     const DTYPE: DType;
@@ -128,11 +136,13 @@ pub trait Element:
     /// Formats the value as Nx prints it: shortest round-trip form, `NaN`, `Inf`, `-Inf`.
     fn format(self) -> String;
     /// Wraps a vector of this type into a [`crate::buffer::Buffer`].
-    fn into_buffer(v: Vec<Self>) -> crate::buffer::Buffer;
+    fn into_buffer(v: impl Into<crate::host_vec::HostVec<Self>>) -> crate::buffer::Buffer;
     /// Borrows the elements of a buffer if it holds this type.
     fn slice_of(b: &crate::buffer::Buffer) -> Option<&[Self]>;
     /// The vector inside a buffer if it holds this type, else the buffer back.
-    fn vec_of(b: crate::buffer::Buffer) -> Result<Vec<Self>, crate::buffer::Buffer>;
+    fn vec_of(
+        b: crate::buffer::Buffer,
+    ) -> Result<crate::host_vec::HostVec<Self>, crate::buffer::Buffer>;
 }
 
 macro_rules! float_element {
@@ -189,10 +199,12 @@ macro_rules! float_element {
                     format!("{:?}", self)
                 }
             }
-            fn into_buffer(v: Vec<Self>) -> crate::buffer::Buffer {
-                crate::buffer::Buffer::$variant(v)
+            fn into_buffer(v: impl Into<crate::host_vec::HostVec<Self>>) -> crate::buffer::Buffer {
+                crate::buffer::Buffer::$variant(v.into())
             }
-            fn vec_of(b: crate::buffer::Buffer) -> Result<Vec<Self>, crate::buffer::Buffer> {
+            fn vec_of(
+                b: crate::buffer::Buffer,
+            ) -> Result<crate::host_vec::HostVec<Self>, crate::buffer::Buffer> {
                 match b {
                     crate::buffer::Buffer::$variant(v) => Ok(v),
                     other => Err(other),
@@ -284,10 +296,12 @@ macro_rules! int_element {
             fn format(self) -> String {
                 self.to_string()
             }
-            fn into_buffer(v: Vec<Self>) -> crate::buffer::Buffer {
-                crate::buffer::Buffer::$variant(v)
+            fn into_buffer(v: impl Into<crate::host_vec::HostVec<Self>>) -> crate::buffer::Buffer {
+                crate::buffer::Buffer::$variant(v.into())
             }
-            fn vec_of(b: crate::buffer::Buffer) -> Result<Vec<Self>, crate::buffer::Buffer> {
+            fn vec_of(
+                b: crate::buffer::Buffer,
+            ) -> Result<crate::host_vec::HostVec<Self>, crate::buffer::Buffer> {
                 match b {
                     crate::buffer::Buffer::$variant(v) => Ok(v),
                     other => Err(other),

@@ -35,7 +35,9 @@ pub mod display;
 pub mod dtype;
 pub mod error;
 pub mod host_memory;
+pub mod host_vec;
 pub mod interrupt;
+pub mod keep;
 pub mod memory;
 pub mod notebook;
 pub mod ops;
@@ -43,6 +45,7 @@ pub mod serving;
 pub mod session;
 pub mod settings;
 pub mod shape;
+pub mod shared_memory;
 pub mod tensor;
 
 pub use client::{client_info, clients, devices, ClientInfo};

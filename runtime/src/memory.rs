@@ -29,7 +29,10 @@ pub enum Memory {
 impl Drop for Memory {
     fn drop(&mut self) {
         if let Memory::Host(b) = self {
-            crate::buffer_pool::give(std::mem::replace(b, Buffer::U8(Vec::new())));
+            crate::buffer_pool::give(std::mem::replace(
+                b,
+                Buffer::U8(crate::host_vec::HostVec::new()),
+            ));
         }
     }
 }

@@ -103,6 +103,23 @@ pub fn set_host_memory_limit(bytes: Option<u64>) {
     HOST_MEMORY_CAP.store(bytes.unwrap_or(0).min(UNREAD - 1), Ordering::Relaxed);
 }
 
+static SHARED_HOST_MEMORY: AtomicU64 = AtomicU64::new(UNREAD);
+
+/// Whether large host buffers are allocated in shared memory ([`crate::shared_memory`]), where
+/// the kernel can keep a variable's tensor through the death of the process: in a notebook's
+/// evaluation process, unless `TENSORBOOK_SHARED_HOST_MEMORY` says otherwise (`1` turns it on
+/// elsewhere too, which is how benchmarks measure what it costs).
+pub fn shared_host_memory() -> bool {
+    setting(&SHARED_HOST_MEMORY, || {
+        u64::from(env::shared_host_memory().unwrap_or_else(env::in_evaluation_process))
+    }) != 0
+}
+
+/// Turns shared host memory on or off for allocations from now on.
+pub fn set_shared_host_memory(on: bool) {
+    SHARED_HOST_MEMORY.store(u64::from(on), Ordering::Relaxed);
+}
+
 /// Whether freed large host buffers are kept for reuse ([`crate::buffer_pool`]): everywhere
 /// but in a notebook's evaluation process. There every cell links its own copy of the
 /// runtime and of its statics, so a buffer freed through one cell's copy could only ever be

@@ -95,6 +95,46 @@ impl Tensor {
         }
     }
 
+    /// The tensor's host memory, moved into shared memory first if it is on the heap (a copy,
+    /// made once: the tensor's storage then holds the shared copy, so every clone and every
+    /// later keep finds it there). `None` for memory of an accelerator.
+    pub(crate) fn shared_host_memory(&self) -> Result<Option<Arc<Memory>>> {
+        let memory = self.memory()?;
+        let Some(buffer) = memory.as_host() else {
+            return Ok(None);
+        };
+        if buffer.region().is_some() {
+            return Ok(Some(memory));
+        }
+        let copy = crate::with_buffer!(buffer, v => {
+            let mut out = crate::host_vec::HostVec::shared(v.len()).map_err(|e| {
+                Error::Allocation {
+                    shape: self.shape.clone(),
+                    dtype: self.dtype,
+                    bytes: self.byte_size() as u128,
+                    reason: format!("shared memory could not be had ({e})"),
+                }
+            })?;
+            out.extend_from_slice(v);
+            Element::into_buffer(out)
+        });
+        let shared = Arc::new(Memory::Host(copy));
+        let mut guard = self
+            .storage
+            .memory
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        match guard.as_ref() {
+            // Same values, other memory: nobody can tell, and the heap copy goes.
+            Some(current) if Arc::ptr_eq(current, &memory) => {
+                *guard = Some(Arc::clone(&shared));
+                Ok(Some(shared))
+            }
+            // Deallocated (or moved) meanwhile.
+            _ => Err(self.deallocated()),
+        }
+    }
+
     /// The memory, or `Deallocated` if it was freed. Ops hold this `Arc` while they run, so a
     /// concurrent `deallocate` frees the memory only once they finish, and no lock is held.
     pub(crate) fn memory(&self) -> Result<Arc<Memory>> {

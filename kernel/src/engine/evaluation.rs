@@ -13,6 +13,7 @@ use super::build_cache::{self, Fill, SessionDir};
 use super::evaluation_process::{GRACE, INTERRUPT_EXIT_STATUS};
 use super::output::{forward, CellReport};
 use super::variables::{describe, Variable};
+use super::vault::{restore_code, Plan, Variable as KeptVariable, Vault};
 use super::{log_line, process, CellData, CellError, CompletionAnswer, OutputSink, Request};
 
 /// Where the runtime crate's sources are, for `:dep tensorbook`.
@@ -124,32 +125,101 @@ fn user_error(lines: Vec<String>) -> CellError {
     }
 }
 
-/// Says why the evaluation process ended and which variables went with it; what the kernel
-/// owns (the session default client, `:dep`s, `use`s and items) is still in place.
-fn explain_restart(error: &mut CellError, lost: &[String]) {
+/// Says why the evaluation process ended, which variables the new one has again and which
+/// were lost (by name and type); what the kernel owns (the session default client, `:dep`s,
+/// `use`s and items) is still in place.
+fn explain_restart(error: &mut CellError, plan: &Plan) {
     let interrupted = error
         .evalue
         .contains(&format!("exit status: {INTERRUPT_EXIT_STATUS}"));
-    let mut lost = lost.to_vec();
-    lost.sort();
-    let lost = if lost.is_empty() {
+    let restored = if plan.restored.is_empty() {
+        "no variables to restore".to_string()
+    } else {
+        format!("variables restored: {}", plan.restored.join(", "))
+    };
+    let lost_names: Vec<&str> = plan
+        .lost
+        .iter()
+        .map(|l| l.split(' ').next().unwrap_or_default())
+        .collect();
+    let lost = if plan.lost.is_empty() {
         "no variables were lost".to_string()
     } else {
-        format!("variables lost: {}", lost.join(", "))
+        format!("variables lost: {}", lost_names.join(", "))
     };
+    let why = std::mem::take(&mut error.evalue);
     if interrupted {
         error.ename = "Interrupted".into();
         error.evalue = format!(
-            "the cell ignored the interrupt for {} s, so the evaluation process was restarted; {lost}",
+            "the cell ignored the interrupt for {} s, so the evaluation process was restarted; {restored}; {lost}",
             GRACE.as_secs()
         );
     } else {
-        error.evalue = format!("the evaluation process ended and was restarted; {lost}");
+        error.evalue =
+            format!("the evaluation process ended and was restarted; {restored}; {lost}");
     }
-    error.traceback = vec![
-        error.evalue.clone(),
+    error.traceback = vec![error.evalue.clone(), format!("why it ended: {why}")];
+    error
+        .traceback
+        .extend(plan.lost.iter().map(|l| format!("lost: {l}")));
+    error.traceback.push(
         "kept: the session default client, :dep crates, use statements, fn/struct items".into(),
-    ];
+    );
+}
+
+/// The session's variables as evcxr knows them now.
+fn variables_now(ctx: &evcxr::CommandContext) -> Vec<KeptVariable> {
+    ctx.variables()
+        .map(|(name, ty, is_mut)| KeptVariable {
+            name: name.to_string(),
+            ty: ty.to_string(),
+            is_mut,
+        })
+        .collect()
+}
+
+/// Binds again, in the new evaluation process, every variable of `before` the vault keeps; the
+/// output flusher starts in the same cell. Variables whose restore fails move to `lost`.
+fn restore(
+    ctx: &mut evcxr::CommandContext,
+    vault: Option<&Vault>,
+    before: &[KeptVariable],
+) -> Plan {
+    let mut plan = match vault {
+        Some(vault) => restore_code(vault, before),
+        None => Plan {
+            lost: before
+                .iter()
+                .map(|v| format!("{} ({}): the kernel keeps no variables", v.name, v.ty))
+                .collect(),
+            ..Plan::default()
+        },
+    };
+    let code = format!("{}{OUTPUT_FLUSHER}", plan.code);
+    let all_at_once = ctx.execute(&code);
+    if let Err(e) = all_at_once {
+        log_line(&format!(
+            "restoring the variables at once failed, one by one now: {e}"
+        ));
+        let lines: Vec<String> = plan.code.lines().map(str::to_string).collect();
+        let restored = std::mem::take(&mut plan.restored);
+        for (line, what) in lines.iter().zip(restored) {
+            match ctx.execute(line) {
+                Ok(_) => plan.restored.push(what),
+                Err(e) => plan.lost.push(format!(
+                    "{what}: {}",
+                    e.to_string()
+                        .lines()
+                        .next()
+                        .unwrap_or("could not be restored")
+                )),
+            }
+        }
+        if let Err(e) = ctx.execute(OUTPUT_FLUSHER) {
+            log_line(&format!("output flusher not restarted: {e}"));
+        }
+    }
+    plan
 }
 
 /// Code whose completion makes rust-analyzer (inside evcxr) do the work a session's first `let`
@@ -181,6 +251,7 @@ pub(crate) fn run(
     child_slot: Arc<Mutex<Option<Arc<Mutex<Child>>>>>,
     busy: Arc<AtomicBool>,
     cache: Option<Arc<SessionDir>>,
+    vault: Option<Arc<Vault>>,
 ) {
     // A session that finds the shared build copies it; the first one builds it (below).
     let claim = cache.as_ref().and_then(|dir| match dir.fill() {
@@ -205,6 +276,9 @@ pub(crate) fn run(
     let started = runtime_sources().and_then(|()| {
         evcxr::CommandContext::new()
             .and_then(|(mut ctx, outputs)| {
+                if vault.is_some() {
+                    ctx.set_variable_hook(Some("tensorbook::keep_variables".into()));
+                }
                 forward(
                     outputs.stdout,
                     outputs.stderr,
@@ -253,10 +327,7 @@ pub(crate) fn run(
             Request::Execute(code, input, tx) => {
                 cells_run += 1;
                 *report.lock().unwrap_or_else(|e| e.into_inner()) = CellReport::default();
-                let before: Vec<String> = ctx
-                    .variables_and_types()
-                    .map(|(name, _)| name.to_string())
-                    .collect();
+                let before = variables_now(&ctx);
                 process::reset_build_stopped();
                 busy.store(true, Ordering::SeqCst);
                 let mut callbacks = evcxr::EvalCallbacks {
@@ -287,16 +358,23 @@ pub(crate) fn run(
                         }
                         if error.ename == "EvaluationProcessTerminated" {
                             restarted = true;
-                            explain_restart(&mut error, &before);
                         }
                         error
                     });
-                if restarted {
-                    // The new process needs its output flusher again (the prelude's `use`s and
-                    // `:dep`s are kept by evcxr itself).
-                    if let Err(e) = ctx.execute(OUTPUT_FLUSHER) {
-                        log_line(&format!("output flusher not restarted: {e}"));
+                let result = match result {
+                    Err(mut error) if restarted => {
+                        // The new process gets the variables back and its output flusher
+                        // again (the prelude's `use`s and `:dep`s are kept by evcxr itself).
+                        let plan = restore(&mut ctx, vault.as_deref(), &before);
+                        explain_restart(&mut error, &plan);
+                        Err(error)
                     }
+                    other => other,
+                };
+                if let Some(vault) = &vault {
+                    // Dropped, shadowed by a non-variable, or cleared: their memory may go.
+                    let now = variables_now(&ctx);
+                    vault.retain(|name| now.iter().any(|v| v.name == name));
                 }
                 // evcxr may have restarted its process: keep interrupt pointed at the live one.
                 *child_slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(ctx.process_handle());

@@ -13,7 +13,8 @@
 //! | [`process`] | control of the processes a cell involves: stopping builds, interrupting the cell |
 //! | [`evaluation_process`] | the set-up of the evaluation process itself (the same binary) |
 //! | [`build_cache`], [`leftovers`] | the shared runtime build and removal of dead kernels' directories |
-//! | [`state_dir`] | the kernel's state directory: session file, display socket |
+//! | [`state_dir`] | the kernel's state directory: session file, display and keep sockets |
+//! | [`vault`] | the variables kept through a restart of the evaluation process, and the cell that restores them |
 //! | [`variables`] | `:vars`' descriptions |
 //! | [`commands`] | session commands answered without compiling (`:client`, `:clients`, `:help`) |
 
@@ -26,6 +27,7 @@ pub mod output;
 pub mod process;
 pub mod state_dir;
 pub mod variables;
+pub mod vault;
 
 use std::process::Child;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -134,7 +136,11 @@ pub struct Engine {
 impl Engine {
     /// Starts the evaluation thread; evcxr and the prelude start in the background and the
     /// first request waits for them.
-    pub fn start(sink: OutputSink, cache: Option<Arc<SessionDir>>) -> Engine {
+    pub fn start(
+        sink: OutputSink,
+        cache: Option<Arc<SessionDir>>,
+        vault: Option<Arc<vault::Vault>>,
+    ) -> Engine {
         let (tx, rx) = mpsc::channel::<Request>();
         let child: Arc<Mutex<Option<Arc<Mutex<Child>>>>> = Arc::default();
         let child_slot = Arc::clone(&child);
@@ -144,7 +150,7 @@ impl Engine {
             .name("evcxr".into())
             .spawn({
                 let sink = Arc::clone(&sink);
-                move || evaluation::run(rx, sink, child_slot, busy_flag, cache)
+                move || evaluation::run(rx, sink, child_slot, busy_flag, cache, vault)
             })
             .ok();
         Engine {

@@ -39,6 +39,11 @@ impl StateDir {
         self.dir.path()
     }
 
+    /// Where the keep socket is to be bound.
+    pub fn keep_socket(&self) -> PathBuf {
+        self.path().join(tensorbook::contract::keep::SOCKET_FILE)
+    }
+
     /// Where the display socket is to be bound.
     pub fn display_socket(&self) -> PathBuf {
         self.path().join(display::SOCKET_FILE)

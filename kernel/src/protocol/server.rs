@@ -20,6 +20,7 @@ use super::requests::{log, output_sink, After, Kernel};
 use super::wire::{new_header, Message, Signer};
 use crate::engine::build_cache::SessionDir;
 use crate::engine::state_dir::{self, StateDir};
+use crate::engine::vault::Vault;
 use crate::engine::Engine;
 
 /// Conversions between zeromq's frames and plain byte vectors.
@@ -96,11 +97,15 @@ pub async fn run(
         session.clone(),
         Arc::clone(&parent),
     )?;
+    // Without the vault the session still works; variables are then lost with the process.
+    let vault = Vault::start(&state_dir.keep_socket())
+        .map_err(|e| log(&format!("variables will not survive a restart: {e}")))
+        .ok();
     let kernel = Arc::new(Kernel {
         signer: Arc::clone(&signer),
         session: session.clone(),
         iopub: iopub_tx,
-        engine: Engine::start(sink, session_dir.clone()),
+        engine: Engine::start(sink, session_dir.clone(), vault),
         execution_count: Mutex::new(0),
         history: Mutex::new(History::open(&env::kernel_name())),
         parent,

@@ -6,6 +6,7 @@ use super::{ArgOp, BinaryOp, HostMemoryBackend, Op, ReduceOp, Strided, UnaryOp};
 use crate::buffer::{try_alloc, try_reserve, Buffer};
 use crate::dtype::{DType, Element};
 use crate::error::Result;
+use crate::host_vec::HostVec;
 use crate::shape::{numel, strides, unravel};
 use crate::with_buffer;
 
@@ -22,7 +23,11 @@ fn offset(coords: &[usize], view: &Strided) -> usize {
 }
 
 /// Builds a vector element by element from a function of the linear index.
-fn build<T: Element>(n: usize, shape: &[usize], mut f: impl FnMut(usize) -> T) -> Result<Vec<T>> {
+fn build<T: Element>(
+    n: usize,
+    shape: &[usize],
+    mut f: impl FnMut(usize) -> T,
+) -> Result<HostVec<T>> {
     let mut out = try_alloc(n, T::ZERO, shape)?;
     for (i, o) in out.iter_mut().enumerate() {
         // The reference backend can take seconds on one op; let an interrupt stop it midway.

@@ -12,6 +12,8 @@ use std::path::PathBuf;
 pub const SESSION_FILE: &str = "TENSORBOOK_SESSION_FILE";
 /// The kernel's display socket (see [`super::display`]).
 pub const DISPLAY_SOCKET: &str = "TENSORBOOK_DISPLAY_SOCKET";
+/// The kernel's keep socket (see [`super::keep`]).
+pub const KEEP_SOCKET: &str = "TENSORBOOK_KEEP_SOCKET";
 /// The evaluation process's interrupt flag (see [`super::interrupt_flag`]).
 pub const INTERRUPT_FLAG: &str = "TENSORBOOK_INTERRUPT_FLAG";
 /// Set once the output flusher runs: each cell has its own copy of the runtime's statics, the
@@ -46,6 +48,8 @@ pub const HOST_MEMORY_LIMIT: &str = "TENSORBOOK_HOST_MEMORY_LIMIT";
 /// The BLAS library host's large f32/f64 products call: a file name or path, or `none` for
 /// the built-in `gemm` crate only.
 pub const BLAS: &str = "TENSORBOOK_BLAS";
+/// `1` or `0`: large host buffers in shared memory (default: only in the evaluation process).
+pub const SHARED_HOST_MEMORY: &str = "TENSORBOOK_SHARED_HOST_MEMORY";
 /// Fraction of each GPU's memory a session may take (0 < f <= 1).
 pub const CUDA_MEMORY_FRACTION: &str = "TENSORBOOK_CUDA_MEMORY_FRACTION";
 /// Root of tensorbook's caches (runtime build, CUDA PTX).
@@ -204,6 +208,19 @@ pub fn runtime_path() -> Option<PathBuf> {
 /// [`PYTHON`], else `python3`.
 pub fn python() -> String {
     text(PYTHON).unwrap_or_else(|| "python3".into())
+}
+
+/// Whether host buffers go to shared memory, when set (`1`/`true`/`on` or `0`/`false`/`off`).
+pub fn shared_host_memory() -> Option<bool> {
+    match text(SHARED_HOST_MEMORY)?
+        .trim()
+        .to_ascii_lowercase()
+        .as_str()
+    {
+        "1" | "true" | "on" | "yes" => Some(true),
+        "0" | "false" | "off" | "no" => Some(false),
+        _ => None,
+    }
 }
 
 /// True inside the process evcxr evaluates cells in.

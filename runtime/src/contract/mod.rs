@@ -13,6 +13,7 @@
 //! | [`env`] | every variable by name, and typed readers for the settings |
 //! | [`markers`] | marker lines printed by cells or the evaluation process, evcxr's included |
 //! | [`display`] | the display socket's messages (`display`, `update`, `clear`) |
+//! | [`keep`] | the keep socket: variables the kernel keeps through a restart of the process |
 //! | [`variables`] | a tensor's description for `:vars` |
 //! | [`session_file`] | the file that holds the session default across processes |
 //! | [`interrupt_flag`] | how the evaluation process publishes its interrupt flag |
@@ -20,6 +21,7 @@
 pub mod display;
 pub mod env;
 pub mod interrupt_flag;
+pub mod keep;
 pub mod markers;
 pub mod session_file;
 pub mod variables;

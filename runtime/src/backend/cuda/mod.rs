@@ -130,10 +130,10 @@ pub(crate) fn download(buffer: &CudaBuffer) -> Result<Buffer> {
     let dev = device::device(buffer.ordinal)?;
     with_dtype!(buffer.dtype(), T => {
         let slice = T::slice(&buffer.data).ok_or_else(|| internal("download"))?;
-        let mut host: Vec<T> = crate::buffer::try_alloc(buffer.len, T::ZERO, &[buffer.len])?;
+        let mut host = crate::buffer::try_alloc(buffer.len, T::ZERO, &[buffer.len])?;
         if !host.is_empty() {
             dev.stream
-                .memcpy_dtoh(&slice.slice(..buffer.len), &mut host)
+                .memcpy_dtoh(&slice.slice(..buffer.len), &mut host[..])
                 .map_err(|e| dev.error("copy to host", e))?;
         }
         dev.synchronize()?;

@@ -11,6 +11,7 @@ use super::{ArgOp, BinaryOp, HostMemoryBackend, Op, ReduceOp, Strided, UnaryOp};
 use crate::buffer::{try_alloc, try_reserve, Buffer};
 use crate::dtype::{DType, Element};
 use crate::error::Result;
+use crate::host_vec::HostVec;
 use crate::shape::{numel, strides, unravel};
 use crate::with_buffer;
 
@@ -47,7 +48,7 @@ fn inner_len(shape: &[usize]) -> usize {
 fn fill_rows<T: Element>(
     out_shape: &[usize],
     f: impl Fn(usize, &mut [T], &mut [usize]) + Sync,
-) -> Result<Vec<T>> {
+) -> Result<HostVec<T>> {
     let n = numel(out_shape);
     let mut out = try_alloc(n, T::ZERO, out_shape)?;
     let inner = inner_len(out_shape);
@@ -77,7 +78,7 @@ unsafe fn par_write<U: Element>(
     shape: &[usize],
     chunk: usize,
     write: impl Fn(usize, &mut [MaybeUninit<U>]) + Sync,
-) -> Result<Vec<U>> {
+) -> Result<HostVec<U>> {
     let chunk = chunk.max(1);
     let mut out = try_reserve::<U>(len, shape)?;
     out.spare_capacity_mut()[..len]
@@ -90,7 +91,7 @@ unsafe fn par_write<U: Element>(
 }
 
 /// Parallel map over a contiguous slice.
-fn map<T: Element, U: Element>(v: &[T], f: impl Fn(T) -> U + Sync) -> Result<Vec<U>> {
+fn map<T: Element, U: Element>(v: &[T], f: impl Fn(T) -> U + Sync) -> Result<HostVec<U>> {
     if stream::worth_streaming::<U>(v.len()) {
         return stream::par_fill(v.len(), &[v.len()], |start, block: &mut [U]| {
             for (o, &x) in block.iter_mut().zip(&v[start..]) {
@@ -99,9 +100,14 @@ fn map<T: Element, U: Element>(v: &[T], f: impl Fn(T) -> U + Sync) -> Result<Vec
         });
     }
     // Reserved, not zeroed: the parallel writes are the first touch of each page.
-    let mut out = try_reserve(v.len(), &[v.len()])?;
-    out.par_extend(v.par_iter().with_min_len(MIN_PER_TASK).map(|&x| f(x)));
-    Ok(out)
+    // SAFETY: each task writes every slot it is given.
+    unsafe {
+        par_write(v.len(), &[v.len()], MIN_PER_TASK, |start, slots| {
+            for (o, &x) in slots.iter_mut().zip(&v[start..]) {
+                o.write(f(x));
+            }
+        })
+    }
 }
 
 fn is_contiguous(view: &Strided, shape: &[usize]) -> bool {
@@ -130,14 +136,14 @@ fn zip<T: Element, U: Element>(
             })?;
             return Ok(U::into_buffer(out));
         }
-        let mut out = try_reserve(n, shape)?;
-        out.par_extend(
-            a[..n]
-                .par_iter()
-                .zip(&b[..n])
-                .with_min_len(MIN_PER_TASK)
-                .map(|(&x, &y)| f(x, y)),
-        );
+        // SAFETY: each task writes every slot it is given.
+        let out = unsafe {
+            par_write(n, shape, MIN_PER_TASK, |start, slots| {
+                for (o, (&x, &y)) in slots.iter_mut().zip(a[start..].iter().zip(&b[start..])) {
+                    o.write(f(x, y));
+                }
+            })
+        }?;
         return Ok(U::into_buffer(out));
     }
     let (sa, sb) = (
@@ -177,7 +183,7 @@ fn zip<T: Element, U: Element>(
     Ok(U::into_buffer(out))
 }
 
-fn copy_view<T: Element>(v: &[T], view: &Strided, out_shape: &[usize]) -> Result<Vec<T>> {
+fn copy_view<T: Element>(v: &[T], view: &Strided, out_shape: &[usize]) -> Result<HostVec<T>> {
     if let Some(out) = transpose::copy(v, view, out_shape) {
         return out;
     }
@@ -389,7 +395,7 @@ fn gemm_float<T: Element>(
     m: usize,
     k: usize,
     n: usize,
-) -> Result<Vec<T>> {
+) -> Result<HostVec<T>> {
     let mut out = try_alloc(numel(&[batch, m, n]), T::ZERO, &[batch, m, n])?;
     if m == 0 || n == 0 || k == 0 {
         return Ok(out);
@@ -453,7 +459,7 @@ fn matmul_int<T: Element>(
     m: usize,
     k: usize,
     n: usize,
-) -> Result<Vec<T>> {
+) -> Result<HostVec<T>> {
     fill_rows(&[batch * m, n], |row, o: &mut [T], _| {
         let (bi, i) = (row / m.max(1), row % m.max(1));
         for p in 0..k {

@@ -11,6 +11,7 @@ use std::mem::MaybeUninit;
 use super::MIN_PER_TASK;
 use crate::dtype::Element;
 use crate::error::Result;
+use crate::host_vec::HostVec;
 
 /// Outputs from this size on are streamed: past what the caches of this class of machine
 /// hold, so nothing is lost by bypassing them.
@@ -30,7 +31,7 @@ pub(super) fn par_fill<U: Element>(
     len: usize,
     shape: &[usize],
     produce: impl Fn(usize, &mut [U]) + Sync,
-) -> Result<Vec<U>> {
+) -> Result<HostVec<U>> {
     let per_block = (BLOCK_BYTES / std::mem::size_of::<U>().max(1)).max(1);
     // SAFETY: `write_streaming` writes every element of each block of the task's slots, and
     // `fence` makes the streamed stores visible before the task joins.

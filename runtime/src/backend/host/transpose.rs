@@ -13,6 +13,7 @@ use crate::backend::Strided;
 use crate::buffer::try_reserve;
 use crate::dtype::Element;
 use crate::error::Result;
+use crate::host_vec::HostVec;
 use crate::shape::{numel, unravel};
 
 /// Output rows per task: each source line run read is this long (512 B of f32), long
@@ -30,7 +31,7 @@ pub(super) fn copy<T: Element>(
     v: &[T],
     view: &Strided,
     out_shape: &[usize],
-) -> Option<Result<Vec<T>>> {
+) -> Option<Result<HostVec<T>>> {
     let rank = out_shape.len();
     if rank < 2 || view.strides.len() != rank {
         return None;

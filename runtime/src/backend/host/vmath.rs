@@ -195,7 +195,7 @@ fn kernel(op: UnaryOp) -> Option<Kernel> {
 }
 
 /// `op` over every element on all cores, or `None` when `op` has no vectorised form here.
-pub(super) fn unary(op: UnaryOp, v: &[f32]) -> Option<Result<Vec<f32>>> {
+pub(super) fn unary(op: UnaryOp, v: &[f32]) -> Option<Result<crate::host_vec::HostVec<f32>>> {
     let f = kernel(op)?;
     if super::stream::worth_streaming::<f32>(v.len()) {
         return Some(super::stream::par_fill(

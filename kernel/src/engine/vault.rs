@@ -1,0 +1,262 @@
+//! The vault: what the kernel keeps of the session's variables so that they outlive the
+//! evaluation process (`tensorbook::keep`, `tensorbook::contract::keep`).
+//!
+//! Cells send each variable they store over the keep socket; the vault holds the latest record
+//! under each name, and for a host tensor a descriptor of its shared memory, so its bytes stay
+//! when the process dies. After each cell the vault forgets the names evcxr no longer has
+//! (dropped, or a `:clear`): their memory goes once the process drops it too. After a restart
+//! [`restore_code`] writes the cell that binds every kept variable again; the new process takes
+//! each record back over the same socket.
+
+use std::collections::HashMap;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tensorbook::contract::env;
+use tensorbook::contract::keep::{self as socket, Kept, LineStream, Request, Value};
+
+use super::log_line;
+
+/// One kept variable.
+struct Entry {
+    kept: Kept,
+    /// The tensor's shared memory.
+    memory: Option<OwnedFd>,
+}
+
+/// The session's kept variables, by name.
+#[derive(Default)]
+pub struct Vault {
+    entries: Mutex<HashMap<String, Entry>>,
+}
+
+impl Vault {
+    /// Binds the keep socket at `path`, names it to the evaluation process and serves it.
+    pub fn start(path: &Path) -> Result<Arc<Vault>, String> {
+        let listener = UnixListener::bind(path)
+            .map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
+        env::set(env::KEEP_SOCKET, path);
+        let vault = Arc::new(Vault::default());
+        let served = Arc::clone(&vault);
+        std::thread::Builder::new()
+            .name("keep-socket".into())
+            .spawn(move || {
+                for stream in listener.incoming().flatten() {
+                    let vault = Arc::clone(&served);
+                    // One thread per connection: a cell that stalls holds up nobody else.
+                    let _ = std::thread::Builder::new()
+                        .name("keep-connection".into())
+                        .spawn(move || vault.serve(stream));
+                }
+            })
+            .map_err(|e| format!("cannot start the keep socket's thread: {e}"))?;
+        Ok(vault)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn serve(&self, stream: UnixStream) {
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(60)));
+        let mut lines = LineStream::new(stream);
+        loop {
+            let line = match lines.receive() {
+                Ok(Some(line)) => line,
+                Ok(None) => return,
+                Err(e) => return log_line(&format!("keep socket: {e}")),
+            };
+            match Request::parse(&line) {
+                Ok(Request::Keep(kept)) => {
+                    let memory = if kept.has_memory() {
+                        match lines.take_fd() {
+                            Some(fd) => Some(fd),
+                            None => {
+                                log_line(&format!(
+                                    "keep socket: no memory came with {}",
+                                    kept.name
+                                ));
+                                continue;
+                            }
+                        }
+                    } else {
+                        None
+                    };
+                    self.lock()
+                        .insert(kept.name.clone(), Entry { kept, memory });
+                }
+                Ok(Request::Done) => {
+                    if lines.send(socket::DONE, None).is_err() {
+                        return;
+                    }
+                }
+                Ok(Request::Take { name }) => {
+                    let entries = self.lock();
+                    let entry = entries.get(&name);
+                    let answer = socket::take_answer(entry.map(|e| &e.kept));
+                    let fd = entry.and_then(|e| e.memory.as_ref()).map(AsFd::as_fd);
+                    if lines.send(&answer, fd).is_err() {
+                        return;
+                    }
+                }
+                Err(e) => log_line(&format!("keep socket: ignored a malformed message: {e}")),
+            }
+        }
+    }
+
+    /// Forgets every variable whose name `keep` refuses.
+    pub fn retain(&self, keep: impl Fn(&str) -> bool) {
+        self.lock().retain(|name, _| keep(name));
+    }
+
+    /// What is kept under `name`.
+    pub fn get(&self, name: &str) -> Option<Kept> {
+        self.lock().get(name).map(|e| e.kept.clone())
+    }
+
+    /// The number of variables kept, and how many of them hold shared memory.
+    #[cfg(test)]
+    pub fn counts(&self) -> (usize, usize) {
+        let entries = self.lock();
+        let memory = entries.values().filter(|e| e.memory.is_some()).count();
+        (entries.len(), memory)
+    }
+}
+
+/// A session variable as evcxr knew it before the process died.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Variable {
+    /// Its name.
+    pub name: String,
+    /// Its type as evcxr writes it.
+    pub ty: String,
+    /// Declared `mut`.
+    pub is_mut: bool,
+}
+
+/// What becomes of each variable after a restart.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// The restore cell's code (empty when nothing can be restored).
+    pub code: String,
+    /// `name (type)` of each variable the code restores.
+    pub restored: Vec<String>,
+    /// `name (type): why` of each variable that is lost.
+    pub lost: Vec<String>,
+}
+
+/// The cell that binds again every variable of `before` that the vault keeps.
+pub fn restore_code(vault: &Vault, before: &[Variable]) -> Plan {
+    let mut plan = Plan::default();
+    let mut before = before.to_vec();
+    before.sort_by(|a, b| a.name.cmp(&b.name));
+    for var in before {
+        let mutability = if var.is_mut { "mut " } else { "" };
+        let call = match vault.get(&var.name).map(|k| k.value) {
+            Some(Value::Tensor {
+                dtype,
+                shape,
+                device,
+                ..
+            }) => {
+                let dims: String = shape.iter().map(|d| format!("[{d}]")).collect();
+                plan.restored
+                    .push(format!("{} ({dtype}{dims} on {device})", var.name));
+                "restore_tensor"
+            }
+            Some(Value::Plain { .. }) => {
+                plan.restored.push(format!("{} ({})", var.name, var.ty));
+                "restore_value"
+            }
+            Some(Value::Lost { why }) => {
+                plan.lost.push(format!("{} ({}): {why}", var.name, var.ty));
+                continue;
+            }
+            None => {
+                plan.lost.push(format!(
+                    "{} ({}): not kept by the cell that defined it",
+                    var.name, var.ty
+                ));
+                continue;
+            }
+        };
+        plan.code.push_str(&format!(
+            "let {mutability}{}: {} = tensorbook::keep::{call}({:?})?;\n",
+            var.name, var.ty, var.name
+        ));
+    }
+    plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn var(name: &str, ty: &str, is_mut: bool) -> Variable {
+        Variable {
+            name: name.into(),
+            ty: ty.into(),
+            is_mut,
+        }
+    }
+
+    fn kept(vault: &Vault, name: &str, value: Value) {
+        vault.lock().insert(
+            name.into(),
+            Entry {
+                kept: Kept {
+                    name: name.into(),
+                    type_name: "x".into(),
+                    value,
+                },
+                memory: None,
+            },
+        );
+    }
+
+    #[test]
+    fn the_plan_restores_what_is_kept_and_names_the_rest() {
+        let vault = Vault::default();
+        kept(
+            &vault,
+            "t",
+            Value::Tensor {
+                dtype: "f32".into(),
+                shape: vec![2, 3],
+                device: "host:0".into(),
+                len: 6,
+            },
+        );
+        kept(&vault, "n", Value::Plain { text: "4".into() });
+        kept(
+            &vault,
+            "f",
+            Value::Lost {
+                why: "a closure".into(),
+            },
+        );
+        let plan = restore_code(
+            &vault,
+            &[
+                var("t", "Tensor", false),
+                var("n", "i32", true),
+                var("f", "Box<dyn Fn()>", false),
+                var("gone", "u8", false),
+            ],
+        );
+        assert_eq!(
+            plan.code,
+            "let mut n: i32 = tensorbook::keep::restore_value(\"n\")?;\n\
+             let t: Tensor = tensorbook::keep::restore_tensor(\"t\")?;\n"
+        );
+        assert_eq!(plan.restored, vec!["n (i32)", "t (f32[2][3] on host:0)"]);
+        assert_eq!(plan.lost.len(), 2);
+        assert!(plan.lost[0].starts_with("f (Box<dyn Fn()>): a closure"));
+        assert!(plan.lost[1].starts_with("gone (u8): not kept"));
+        vault.retain(|name| name == "t");
+        assert_eq!(vault.counts(), (1, 0));
+    }
+}
