@@ -16,7 +16,7 @@ import time
 
 from jupyter_client.manager import start_new_kernel
 
-BENCH = """let report = tensorbook::bench::ops::run(&[Device::parse("host:0")?], {filter:?}, tensorbook::bench::Runs {{ warmup: 2, timed: 9 }}, Err("-".into()), &mut tensorbook::bench::Silent)?;
+BENCH = """let report = tensorbook::bench::ops::run(&[Device::parse("host:0")?], {filter}, tensorbook::bench::Runs {{ warmup: 2, timed: 9 }}, Err("-".into()), &mut tensorbook::bench::Silent)?;
 println!("OPS {{}}", report.to_json());"""
 BIND = "let r = Tensor::full(1.0, DType::F32, &[25_000_000])?;"
 
@@ -41,7 +41,7 @@ def measure(shared, filter_):
     km, kc = start_new_kernel(kernel_name="tensorbook", startup_timeout=120, env=env)
     try:
         run(kc, "let warm = 1;")
-        text = run(kc, BENCH.format(filter=filter_))
+        text = run(kc, BENCH.format(filter=json.dumps(filter_)))
         line = next(l for l in text.splitlines() if l.startswith("OPS "))
         ops = {row["op"]: row["seconds"][0] for row in json.loads(line[4:])["rows"]}
         binds = []

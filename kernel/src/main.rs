@@ -269,6 +269,7 @@ fn data(action: DataAction) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
+    engine::process::raise_open_file_limit();
     // When evcxr starts this binary as its evaluation process, runtime_hook never returns.
     evaluation_process::prepare();
     evcxr::runtime_hook();

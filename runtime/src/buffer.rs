@@ -90,8 +90,11 @@ pub fn try_reserve<T: Element>(len: usize, shape: &[usize]) -> Result<HostVec<T>
         crate::host_memory::admit(bytes).map_err(refused)?;
     }
     if bytes >= crate::shared_memory::FROM_BYTES && crate::settings::shared_host_memory() {
-        return HostVec::shared(len)
-            .map_err(|e| refused(format!("shared memory could not be had ({e})")));
+        // Out of descriptors (or memfd refused): heap memory still computes; keeping the
+        // tensor through a restart then costs one copy.
+        if let Ok(v) = HostVec::shared(len) {
+            return Ok(v);
+        }
     }
     let mut v: Vec<T> = Vec::new();
     v.try_reserve_exact(len)

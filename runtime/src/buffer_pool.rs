@@ -7,9 +7,15 @@
 //! buffer from [`FROM_BYTES`] up is kept, and the next request of the same dtype and about the
 //! same size takes it back with its pages already mapped.
 //!
+//! In a notebook's evaluation process large buffers are in shared memory
+//! ([`crate::shared_memory`]), which the system backs with 4 KiB pages only (measured in a cell,
+//! a 10M-element f32 add on fresh shared memory took 2.7x as long as on heap memory): there
+//! buffers are kept from [`crate::shared_memory::FROM_BYTES`] on (cells link the runtime from
+//! one shared library, so they share one pool), and never one the kernel holds (a kept
+//! variable's value, see [`crate::shared_memory::Region::is_pinned`]).
+//!
 //! The pool holds at most [`MAX_BUFFERS`] buffers and [`MAX_BYTES`] in all, oldest given up
-//! first, so idle memory stays bounded. It is off in a notebook's evaluation process, where
-//! each cell has its own copy of it (see [`crate::settings::buffer_pool_enabled`]).
+//! first, so idle memory stays bounded.
 
 use std::sync::Mutex;
 
@@ -36,7 +42,12 @@ fn capacity_bytes(b: &Buffer) -> usize {
 /// Keeps `buffer`'s allocation for reuse when it is large enough, else frees it.
 pub fn give(mut buffer: Buffer) {
     let bytes = capacity_bytes(&buffer);
-    if !(FROM_BYTES..=MAX_BYTES).contains(&bytes) || !crate::settings::buffer_pool_enabled() {
+    let from = if buffer.region().is_some() {
+        crate::shared_memory::FROM_BYTES
+    } else {
+        FROM_BYTES
+    };
+    if !(from..=MAX_BYTES).contains(&bytes) {
         return;
     }
     // Shared memory another process holds is a kept variable's value: never written again.
@@ -54,9 +65,12 @@ pub fn give(mut buffer: Buffer) {
 /// An empty vector with room for `len` elements from the pool: the smallest kept buffer of
 /// `T` that holds `len` without wasting more than a quarter of itself.
 pub fn take<T: Element>(len: usize) -> Option<HostVec<T>> {
-    if len.saturating_mul(std::mem::size_of::<T>()) < FROM_BYTES
-        || !crate::settings::buffer_pool_enabled()
-    {
+    let from = if crate::settings::shared_host_memory() {
+        crate::shared_memory::FROM_BYTES
+    } else {
+        FROM_BYTES
+    };
+    if len.saturating_mul(std::mem::size_of::<T>()) < from {
         return None;
     }
     let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());

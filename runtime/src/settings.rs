@@ -120,15 +120,6 @@ pub fn set_shared_host_memory(on: bool) {
     SHARED_HOST_MEMORY.store(u64::from(on), Ordering::Relaxed);
 }
 
-/// Whether freed large host buffers are kept for reuse ([`crate::buffer_pool`]): everywhere
-/// but in a notebook's evaluation process. There every cell links its own copy of the
-/// runtime and of its statics, so a buffer freed through one cell's copy could only ever be
-/// reused by that cell's, and each copy would hold its own pool for the rest of the session.
-pub fn buffer_pool_enabled() -> bool {
-    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ENABLED.get_or_init(|| !env::in_evaluation_process())
-}
-
 /// Where host's large f32/f64 products come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HostBlas {

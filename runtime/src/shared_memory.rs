@@ -19,6 +19,9 @@ use rustix::mm::{MapFlags, ProtFlags};
 /// only when a variable that holds them is kept (a copy that costs microseconds).
 pub const FROM_BYTES: usize = 1 << 20;
 
+/// Mappings from this size on are offered transparent huge pages.
+const HUGE_FROM: usize = 2 << 20;
+
 /// One shared-memory file, mapped read-write into this process.
 pub struct Region {
     ptr: NonNull<u8>,
@@ -88,6 +91,13 @@ impl Region {
                 0,
             )?
         };
+        if len >= HUGE_FROM {
+            // Where the system lets shared memory have transparent huge pages on request
+            // (`shmem_enabled` = `advise`), streaming reads and first touches cost what they do
+            // on the heap; elsewhere (`never`, the usual default) this is refused and ignored.
+            // SAFETY: advice on the mapping just made; it changes no contents.
+            let _ = unsafe { rustix::mm::madvise(ptr, len, rustix::mm::Advice::LinuxHugepage) };
+        }
         let ptr = NonNull::new(ptr.cast::<u8>())
             .ok_or_else(|| std::io::Error::other("mmap returned a null address"))?;
         Ok(Region {

@@ -92,6 +92,26 @@ pub fn interrupt(evaluation_process: &Child) {
     signal(evaluation_process.id(), libc::SIGINT);
 }
 
+/// Raises this process's soft limit on open descriptors to its hard limit. Every host tensor of
+/// 1 MiB or more in a notebook is a shared-memory file with a descriptor in the evaluation
+/// process, and every kept variable's tensor one in the kernel: a session with a few thousand
+/// live tensors would otherwise run into the usual soft limit of 1024 (the runtime then falls
+/// back to heap memory, which a restart cannot keep without a copy).
+pub fn raise_open_file_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit with a valid pointer to a plain struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
+        {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -217,6 +217,53 @@ mod tests {
         );
     }
 
+    /// The whole path a restart takes, in one process: a cell's hook sends its variables over
+    /// the keep socket, the vault holds them, and restoring takes each back (a tensor on the
+    /// very memory it was kept in).
+    #[test]
+    fn kept_variables_come_back_through_the_socket() {
+        use tensorbook::{DType, Tensor};
+        let dir = tempfile::tempdir().unwrap();
+        let vault = Vault::start(&dir.path().join("keep.sock")).unwrap();
+        tensorbook::settings::set_shared_host_memory(true);
+        let big = Tensor::iota(DType::F32, &[1 << 19], None).unwrap();
+        let small = Tensor::iota(DType::S64, &[3], None).unwrap();
+        let n: i64 = -7;
+        let name = String::from("kept");
+        let file = std::fs::File::open("/dev/null").unwrap();
+        tensorbook::keep_variables!(
+            ("big", &big),
+            ("small", &small),
+            ("n", &n),
+            ("name", &name),
+            ("file", &file)
+        );
+        assert_eq!(vault.counts(), (5, 2));
+        let again = tensorbook::keep::restore_tensor("big").unwrap();
+        assert_eq!(again.shape(), &[1 << 19]);
+        assert_eq!(again.to_vec::<f32>().unwrap(), big.to_vec::<f32>().unwrap());
+        let small_again = tensorbook::keep::restore_tensor("small").unwrap();
+        assert_eq!(small_again.to_vec::<i64>().unwrap(), vec![0, 1, 2]);
+        assert_eq!(tensorbook::keep::restore_value::<i64>("n").unwrap(), -7);
+        assert_eq!(
+            tensorbook::keep::restore_value::<String>("name").unwrap(),
+            "kept"
+        );
+        let wrong_type = tensorbook::keep::restore_value::<u8>("n").unwrap_err();
+        assert!(
+            wrong_type.to_string().contains("kept as i64"),
+            "{wrong_type}"
+        );
+        let plan = restore_code(
+            &vault,
+            &[var("file", "File", false), var("big", "Tensor", false)],
+        );
+        assert_eq!(plan.restored, vec!["big (f32[524288] on host:0)"]);
+        assert!(plan.lost[0].contains("only tensors"), "{:?}", plan.lost);
+        vault.retain(|name| name != "big");
+        assert!(tensorbook::keep::restore_tensor("big").is_err());
+    }
+
     #[test]
     fn the_plan_restores_what_is_kept_and_names_the_rest() {
         let vault = Vault::default();
