@@ -1767,24 +1767,6 @@ impl ContextState {
         referenced: &HashSet<&str>,
     ) -> CodeBlock {
         let mut statements = CodeBlock::new();
-        if let Some(hook) = &self.config.variable_hook {
-            let mut stored: Vec<&String> = self
-                .variable_states
-                .iter()
-                .filter(|(name, state)| {
-                    state.move_state == move_state && referenced.contains(name.as_str())
-                })
-                .map(|(name, _)| name)
-                .collect();
-            stored.sort();
-            if !stored.is_empty() {
-                let args: Vec<String> = stored
-                    .iter()
-                    .map(|name| format!("(stringify!({name}), &{name})"))
-                    .collect();
-                statements = statements.generated(format!("{hook}!({});", args.join(", ")));
-            }
-        }
         for (var_name, var_state) in &self.variable_states {
             if var_state.move_state == move_state && referenced.contains(var_name.as_str()) {
                 statements.pack_variable(
@@ -1792,7 +1774,14 @@ impl ContextState {
                     format!(
                         // Note, we use stringify instead of quoting ourselves since it results in
                         // better errors if the user forgets to close a double-quote in their code.
-                        "evcxr_variable_store.put_variable::<{}>(stringify!({var_name}), {var_name});",
+                        // tensorbook patch 6: the hook call is part of the variable's segment, so
+                        // an error in it (the variable was moved) is fixed like one in the put.
+                        "{}evcxr_variable_store.put_variable::<{}>(stringify!({var_name}), {var_name});",
+                        self.config
+                            .variable_hook
+                            .as_ref()
+                            .map(|hook| format!("{hook}!((stringify!({var_name}), &{var_name})); "))
+                            .unwrap_or_default(),
                         var_state.type_name
                     ),
                 );
