@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use tensorbook::bench::{self, ops, MatmulBench, Progress, Runs};
+use tensorbook::bench::{self, jit, ops, MatmulBench, Progress, Runs};
 use tensorbook::contract::env;
 use tensorbook::DType;
 
@@ -114,7 +114,63 @@ pub fn run(what: BenchWhat) -> Result<(), String> {
             }
             Ok(())
         }
+        BenchWhat::Jit {
+            devices,
+            len,
+            runs,
+            python,
+            json,
+        } => {
+            let devices = bench::parse_devices(&devices).map_err(|e| e.to_string())?;
+            // numpy's chain has the size of the Rust one only at the default length.
+            let numpy = if len == 10_000_000 {
+                numpy_figures(python, &[jit::NUMPY_CASE], runs).and_then(|f| {
+                    f.get(jit::NUMPY_CASE)
+                        .copied()
+                        .ok_or_else(|| "numpy did not time the chain".to_string())
+                })
+            } else {
+                Err(format!(
+                    "left out (numpy times the chain at 10000000 elements, not {len})"
+                ))
+            };
+            let config = jit::JitBench {
+                devices,
+                len,
+                runs: Runs {
+                    warmup: 1,
+                    timed: runs,
+                },
+            };
+            let figures =
+                jit::run(&config, numpy, &mut Bar { bar: None }).map_err(|e| e.to_string())?;
+            if json {
+                let mut value = figures.report.to_json();
+                value["jit_over_eager"] = per_device(&figures.speedups);
+                value["jit_over_numpy"] = per_device(&figures.versus_numpy);
+                value["cache_hit_overhead_us"] =
+                    serde_json::json!(figures.cache_hit_overhead.as_secs_f64() * 1e6);
+                value["cache_hit_call_us"] =
+                    serde_json::json!(figures.cache_hit_call.as_secs_f64() * 1e6);
+                value["first_call_ms"] = serde_json::json!(figures.first_call.as_secs_f64() * 1e3);
+                value["trace_and_compile_ms"] =
+                    serde_json::json!(figures.trace_and_compile.as_secs_f64() * 1e3);
+                println!("{value}");
+            } else {
+                print!("{}", figures.report.table());
+            }
+            Ok(())
+        }
     }
+}
+
+/// `{"host:0": ratio, ...}`.
+fn per_device(ratios: &[(tensorbook::Device, f64)]) -> serde_json::Value {
+    ratios
+        .iter()
+        .map(|(d, r)| (d.to_string(), serde_json::json!(r)))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
 }
 
 /// The Python to run numpy with: `--python`, else `TENSORBOOK_PYTHON`, else the project's

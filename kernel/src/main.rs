@@ -105,6 +105,26 @@ enum BenchWhat {
         #[arg(long)]
         json: bool,
     },
+    /// The compiler: a five-op elementwise chain over 10M f32, eager versus jit on each device
+    /// beside numpy's figure measured in the same invocation; the cache-hit call overhead; the
+    /// first call's trace-and-compile time.
+    Jit {
+        /// Devices in order; unavailable ones are skipped.
+        #[arg(long, default_value = "host")]
+        devices: String,
+        /// Elements per operand.
+        #[arg(long, default_value_t = 10_000_000)]
+        len: usize,
+        /// Timed runs per row (the median is reported).
+        #[arg(long, default_value_t = 7)]
+        runs: usize,
+        /// The Python with numpy, as for `bench ops`; `none` leaves numpy out.
+        #[arg(long)]
+        python: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]

@@ -55,6 +55,10 @@ CASES = {
     "reduce_max f32 10M": lambda: unary(np.max, -1, 1),
     "argmax f32 10M": lambda: unary(np.argmax, -1, 1),
     "as_type f32->f64 10M": lambda: unary(lambda x: x.astype(np.float64), -1, 1),
+    # bench jit's chain: sigmoid(x * y + 0.5) * 2 - y, as numpy users write it.
+    "chain5 f32 10M": lambda: (lambda x, y: lambda: (1 / (1 + np.exp(-(x * y + 0.5)))) * 2 - y)(
+        uniform(M, -1, 1), uniform(M, 0.5, 2)
+    ),
     "transpose f32 10000x10000": lambda: (lambda a: lambda: np.ascontiguousarray(a.T))(
         uniform((10000, 10000), -1, 1)
     ),

@@ -149,6 +149,10 @@ impl Tensor {
     fn preview_values(&self, layout: &Layout) -> std::result::Result<Vec<String>, String> {
         let shown = |e: Error| match e {
             Error::Deallocated { .. } => "Deallocated".to_string(),
+            Error::Traced { .. } => {
+                "(a placeholder of a jit trace: values exist when the compiled function runs)"
+                    .to_string()
+            }
             other => format!("(values unavailable: {other})"),
         };
         let memory = self.memory().map_err(shown)?;

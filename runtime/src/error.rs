@@ -176,6 +176,31 @@ pub enum Error {
         /// The driver's message.
         message: String,
     },
+    /// The values of a tensor being traced by `jit` were asked for: they exist only when the
+    /// compiled function runs.
+    #[error(
+        "{op}: {value} is a placeholder of a jit trace: its values exist only when the compiled \
+         function runs (return the tensor from the function, or call it outside jit)"
+    )]
+    Traced {
+        /// What asked for the values.
+        op: &'static str,
+        /// The placeholder.
+        value: String,
+    },
+    /// A jit function failed while it was traced; `op_index` counts the ops it had called.
+    #[error("jit: the function failed at its op #{op_index} while being traced for {templates}: {source}")]
+    Jit {
+        /// The position (from 1) of the op that failed among the ops the function called.
+        op_index: usize,
+        /// The arguments' templates the trace was for.
+        templates: String,
+        /// The op's error.
+        source: Box<Error>,
+    },
+    /// A stream was misused (a chunk that does not match, send after done, ...).
+    #[error("stream: {0}")]
+    Stream(String),
     /// A closure given to a `Serving` failed.
     #[error("serving: {0}")]
     Serving(String),

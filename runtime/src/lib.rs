@@ -37,6 +37,7 @@ pub mod error;
 pub mod host_memory;
 pub mod host_vec;
 pub mod interrupt;
+pub mod jit;
 pub mod keep;
 pub mod memory;
 pub mod notebook;
@@ -55,6 +56,7 @@ pub use display::{print_limit, set_print_limit};
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use interrupt::sleep;
+pub use jit::{jit, jit_apply, jit_cached, stream, stream_cached, Jit, Stream};
 pub use notebook::{
     clear_output, display, input, input_password, keep_output_flowing, DisplayHandle, Displayable,
     Html, Svg,

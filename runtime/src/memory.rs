@@ -23,6 +23,8 @@ pub enum Memory {
     Cuda(CudaBuffer),
     /// Memory of a simulated accelerator.
     Sim(SimBuffer),
+    /// A placeholder's: a node of a graph `jit` is tracing (no values yet).
+    Traced(crate::jit::trace::TracedMemory),
 }
 
 /// Large host buffers go to [`crate::buffer_pool`] for the next tensor of their size.
@@ -50,6 +52,7 @@ impl Memory {
             Memory::Host(_) => MemoryKind::Host,
             Memory::Cuda(c) => MemoryKind::Cuda(c.ordinal()),
             Memory::Sim(s) => MemoryKind::Sim(s.device_id()),
+            Memory::Traced(t) => t.kind(),
         }
     }
 
@@ -59,6 +62,7 @@ impl Memory {
             Memory::Host(b) => b.dtype(),
             Memory::Cuda(c) => c.dtype(),
             Memory::Sim(s) => s.dtype(),
+            Memory::Traced(t) => t.dtype(),
         }
     }
 
@@ -68,6 +72,7 @@ impl Memory {
             Memory::Host(b) => b.len(),
             Memory::Cuda(c) => c.len(),
             Memory::Sim(s) => s.len(),
+            Memory::Traced(t) => t.len(),
         }
     }
 

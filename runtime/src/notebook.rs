@@ -219,19 +219,61 @@ pub fn keep_output_flowing() {
 /// For the kernel's `:vars`: prints the marker line with the dtype, shape, placement and bytes
 /// of each named tensor (see [`crate::contract::variables`]).
 #[doc(hidden)]
-pub fn describe_variables(tensors: &[(&str, &Tensor)]) {
-    let list: Vec<variables::TensorDescription> = tensors
-        .iter()
-        .map(|(name, t)| variables::TensorDescription {
-            name: name.to_string(),
-            dtype: t.dtype().to_string(),
-            shape: t.shape().to_vec(),
-            device: t.device().to_string(),
-            bytes: u64::try_from(t.byte_size()).unwrap_or(u64::MAX),
-            deallocated: t.is_deallocated(),
-        })
-        .collect();
+pub fn describe_variables(values: &[(&str, &dyn Describe)]) {
+    let list: Vec<variables::TensorDescription> =
+        values.iter().map(|(name, v)| v.describe(name)).collect();
     println!("{}", variables::to_line(&list));
+}
+
+/// A value `:vars` describes beyond its type: tensors (dtype, shape, placement, bytes),
+/// compiled functions (for which devices they were compiled), streams and servings.
+pub trait Describe {
+    /// The description of the variable `name`.
+    fn describe(&self, name: &str) -> variables::TensorDescription;
+}
+
+fn other(name: &str, summary: String) -> variables::TensorDescription {
+    variables::TensorDescription {
+        name: name.to_string(),
+        dtype: String::new(),
+        shape: Vec::new(),
+        device: String::new(),
+        bytes: 0,
+        deallocated: false,
+        other: Some(summary),
+    }
+}
+
+impl Describe for Tensor {
+    fn describe(&self, name: &str) -> variables::TensorDescription {
+        variables::TensorDescription {
+            name: name.to_string(),
+            dtype: self.dtype().to_string(),
+            shape: self.shape().to_vec(),
+            device: self.device().to_string(),
+            bytes: u64::try_from(self.byte_size()).unwrap_or(u64::MAX),
+            deallocated: self.is_deallocated(),
+            other: None,
+        }
+    }
+}
+
+impl<O: crate::jit::JitOutput> Describe for crate::jit::Jit<O> {
+    fn describe(&self, name: &str) -> variables::TensorDescription {
+        other(name, self.summary())
+    }
+}
+
+impl Describe for crate::jit::Stream {
+    fn describe(&self, name: &str) -> variables::TensorDescription {
+        other(name, self.summary())
+    }
+}
+
+impl Describe for crate::serving::Serving {
+    fn describe(&self, name: &str) -> variables::TensorDescription {
+        other(name, format!("#Serving<{}>", self.function().summary()))
+    }
 }
 
 #[cfg(test)]

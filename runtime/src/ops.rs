@@ -110,6 +110,10 @@ fn run(device: Device, op: Op, operands: &[&Tensor], shape: Vec<usize>) -> Resul
             t.memory()
         })
         .collect::<Result<Vec<_>>>()?;
+    if crate::jit::trace::any_traced(&memories) {
+        // Inside a jit function: the op is recorded, not run.
+        return crate::jit::trace::record(device, op, operands, &memories, shape);
+    }
     let refs: Vec<&Memory> = memories.iter().map(|m| &**m).collect();
     let out = backend::dispatch(device, &op, &refs)?;
     Tensor::from_memory(out, shape, device)

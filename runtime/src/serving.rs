@@ -1,31 +1,53 @@
 //! `Serving`: runs a user function over batches of inputs on one device. Unless given a device
 //! it runs on the session default *as it is when `run` is called* — the Nx bug this project
 //! exists not to have is a serving that ran on the CPU although CUDA was the default.
+//!
+//! The function runs through [`crate::jit`]: compiled for the device of each run (the seed's
+//! scenario with a compiler in the path), once per batch shape, so a switch of the default
+//! between two runs compiles for the new device and the result's placement shows it.
 
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::jit::{arity, jit, Jit, JitFn};
 use crate::ops::Leftover;
 use crate::session::resolve_device;
 use crate::tensor::Tensor;
 
 /// A batched computation bound to a placement.
-pub struct Serving<F> {
-    function: F,
+pub struct Serving {
+    function: Jit<Tensor>,
     batch_size: usize,
     device: Option<Device>,
 }
 
-impl<F> Serving<F>
-where
-    F: Fn(&Tensor) -> Result<Tensor>,
-{
-    /// A serving of `function` with batches of 32 on the session default device.
-    pub fn new(function: F) -> Self {
+impl Serving {
+    /// A serving of `function` (a closure `|batch: &Tensor| ...`, or a [`Jit`]) with batches
+    /// of 32 on the session default device.
+    pub fn new(function: impl JitFn<arity::One, Tensor>) -> Self {
         Serving {
-            function,
+            function: jit(function),
             batch_size: 32,
             device: None,
         }
+    }
+
+    /// A serving of an existing compiled function (sharing its cache).
+    pub fn of(function: &Jit<Tensor>) -> Self {
+        Serving {
+            function: function.clone(),
+            batch_size: 32,
+            device: None,
+        }
+    }
+
+    /// The devices the function has been compiled for so far.
+    pub fn compiled_for(&self) -> Vec<Device> {
+        self.function.compiled_for()
+    }
+
+    /// The compiled function.
+    pub fn function(&self) -> &Jit<Tensor> {
+        &self.function
     }
 
     /// Sets the batch size.
@@ -56,7 +78,7 @@ where
         let total = input.shape().first().copied().unwrap_or(0);
         if total == 0 && input.rank() > 0 {
             let placed = input.backend_copy(device)?;
-            let out = (self.function)(&placed).map_err(|e| Error::Serving(e.to_string()))?;
+            let out = self.apply(device, &placed)?;
             if out.rank() == 0 || out.shape()[0] != 0 {
                 return Err(Error::Serving(format!(
                     "the function must return one row per input row (0 rows), returned {}",
@@ -72,7 +94,7 @@ where
             } else {
                 batch.backend_copy(device)?
             };
-            let out = (self.function)(&placed).map_err(|e| Error::Serving(e.to_string()))?;
+            let out = self.apply(device, &placed)?;
             if out.rank() == 0 || out.shape()[0] != self.batch_size {
                 return Err(Error::Serving(format!(
                     "the function must return one row per input row ({} rows), returned {}",
@@ -86,5 +108,12 @@ where
         let mut lengths = joined.shape().to_vec();
         lengths[0] = total;
         joined.slice(&vec![0; joined.rank()], &lengths, None)
+    }
+
+    fn apply(&self, device: Device, batch: &Tensor) -> Result<Tensor> {
+        self.function
+            .on(device)
+            .call(batch)
+            .map_err(|e| Error::Serving(e.to_string()))
     }
 }

@@ -36,7 +36,11 @@ impl Tensor {
         Tensor::from_shared(Arc::new(memory), shape, device)
     }
 
-    fn from_shared(memory: Arc<Memory>, shape: Vec<usize>, device: Device) -> Result<Tensor> {
+    pub(crate) fn from_shared(
+        memory: Arc<Memory>,
+        shape: Vec<usize>,
+        device: Device,
+    ) -> Result<Tensor> {
         if memory.kind() != device.memory_kind() {
             return Err(Error::Placement {
                 op: "tensor",

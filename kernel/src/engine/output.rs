@@ -296,6 +296,7 @@ mod tests {
             device: "host:0".into(),
             bytes: 8,
             deallocated: false,
+            other: None,
         }]);
         stdout_line(described, &report, &sink);
         assert_eq!(

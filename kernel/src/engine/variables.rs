@@ -20,8 +20,13 @@ pub struct Variable {
     pub tensor: Option<String>,
 }
 
+/// Types whose values `:vars` describes beyond the type: tensors, and the compiler's compiled
+/// functions, streams and servings (named bare or through a `tensorbook` path, generics aside).
 fn is_tensor_type(ty: &str) -> bool {
-    ty == "Tensor" || ty.ends_with("::Tensor")
+    let base = ty.split('<').next().unwrap_or(ty).trim();
+    let last = base.rsplit("::").next().unwrap_or(base);
+    let ours = !base.contains("::") || base.starts_with("tensorbook::");
+    ours && matches!(last, "Tensor" | "Jit" | "Stream" | "Serving")
 }
 
 /// The hidden cell that describes the tensors among `vars`, if there are any.
@@ -29,7 +34,12 @@ fn describe_code(vars: &[Variable]) -> Option<String> {
     let args: Vec<String> = vars
         .iter()
         .filter(|v| is_tensor_type(&v.ty))
-        .map(|v| format!("({:?}, &{})", v.name, v.name))
+        .map(|v| {
+            format!(
+                "({:?}, &{} as &dyn tensorbook::notebook::Describe)",
+                v.name, v.name
+            )
+        })
         .collect();
     (!args.is_empty()).then(|| {
         format!(
@@ -135,7 +145,7 @@ mod tests {
         let code = describe_code(&[var("n", "i32"), var("t", "tensorbook::Tensor")]).unwrap();
         assert_eq!(
             code,
-            "tensorbook::notebook::describe_variables(&[(\"t\", &t)]);"
+            "tensorbook::notebook::describe_variables(&[(\"t\", &t as &dyn tensorbook::notebook::Describe)]);"
         );
     }
 
@@ -149,6 +159,7 @@ mod tests {
             device: "host:0".into(),
             bytes: 24,
             deallocated: false,
+            other: None,
         };
         attach(&mut vars, &[t]);
         let table = table(&vars);
@@ -162,5 +173,12 @@ mod tests {
         );
         assert!(table.lines().any(|l| l == "n     i32"), "{table}");
         assert_eq!(super::table(&[]), "no variables yet");
+        assert!(is_tensor_type(
+            "tensorbook::jit::Jit<tensorbook::tensor::Tensor>"
+        ));
+        assert!(is_tensor_type("Jit<(Tensor, Tensor)>"));
+        assert!(is_tensor_type("Stream"));
+        assert!(!is_tensor_type("std::io::Stream"));
+        assert!(!is_tensor_type("Vec<Tensor>"));
     }
 }

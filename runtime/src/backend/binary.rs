@@ -169,6 +169,11 @@ impl HostMemoryBackend for BinaryBackend {
 
 /// The op set on host buffers, one method per [`Op`] variant.
 impl BinaryBackend {
+    /// A fused region, one materialised step at a time: the reference for every fusion.
+    fn fused(&self, f: &super::fused::Fused, given: &[&Buffer]) -> Result<Buffer> {
+        super::fused::run_stepwise(f, given, |op, ins| self.run(op, ins))
+    }
+
     fn binary(
         &self,
         op: BinaryOp,

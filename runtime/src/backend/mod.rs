@@ -168,12 +168,22 @@ macro_rules! route_op {
                 let [x, u] = $crate::backend::op_inputs(op, given)?;
                 $self.put_slice(x, shape, u, update_shape, start)
             }
+            Op::Fused(f) => {
+                if given.len() != f.inputs.len() {
+                    return Err($crate::error::Error::InvalidArgument {
+                        op: "fused",
+                        message: "internal: one memory per fused input expected".into(),
+                    });
+                }
+                $self.fused(f, given)
+            }
         }
     }};
 }
 
 pub mod binary;
 pub mod cuda;
+pub mod fused;
 pub mod host;
 pub mod sim;
 
@@ -620,6 +630,9 @@ pub enum Op {
         /// Where the update goes (already moved back so that it fits).
         start: Vec<usize>,
     },
+    /// A region of elementwise ops, optionally reduced (built by `jit`). Inputs: one per
+    /// [`fused::FusedInput`].
+    Fused(std::sync::Arc<fused::Fused>),
 }
 
 impl Op {
@@ -641,6 +654,7 @@ impl Op {
             Op::Take { .. } => "take",
             Op::Concatenate { .. } => "concatenate",
             Op::PutSlice { .. } => "put_slice",
+            Op::Fused(_) => "fused",
         }
     }
 
@@ -649,6 +663,7 @@ impl Op {
         match self {
             Op::Binary { .. } | Op::Matmul { .. } | Op::PutSlice { .. } => 2,
             Op::Concatenate { shapes, .. } => shapes.len(),
+            Op::Fused(f) => f.inputs.len(),
             _ => 1,
         }
     }
@@ -659,6 +674,7 @@ impl Op {
             Op::Binary { op, .. } if op.is_comparison() => DType::U8,
             Op::Cast(to) => *to,
             Op::ArgReduce { .. } => DType::S64,
+            Op::Fused(f) => f.out_dtype(),
             _ => input,
         }
     }
@@ -691,6 +707,7 @@ impl Op {
             Op::Concatenate { shapes, .. } => shapes
                 .iter()
                 .fold(0usize, |acc, s| acc.saturating_add(numel(s))),
+            Op::Fused(f) => f.out_len(),
         }
     }
 }
@@ -798,6 +815,7 @@ pub fn for_memory(memory: &Memory) -> &'static dyn Backend {
         Memory::Host(_) => &host::HostBackend,
         Memory::Cuda(_) => &cuda::CudaBackend,
         Memory::Sim(_) => &sim::SimBackend,
+        Memory::Traced(_) => &crate::jit::trace::TraceBackend,
     }
 }
 

@@ -20,11 +20,17 @@ pub struct TensorDescription {
     pub bytes: u64,
     /// Whether its memory was freed (a transfer or `deallocate`).
     pub deallocated: bool,
+    /// For a value that is not a tensor (a compiled function, a stream, a serving): its own
+    /// one-line summary, which `:vars` shows instead.
+    pub other: Option<String>,
 }
 
 impl TensorDescription {
     /// `f32[2][3] on host:0, 24 bytes`, as `:vars` prints it.
     pub fn summary(&self) -> String {
+        if let Some(other) = &self.other {
+            return other.clone();
+        }
         let dims: String = self.shape.iter().map(|d| format!("[{d}]")).collect();
         let mut text = format!(
             "{}{dims} on {}, {} bytes",
@@ -44,6 +50,7 @@ impl TensorDescription {
             "device": self.device,
             "bytes": self.bytes,
             "deallocated": self.deallocated,
+            "other": self.other,
         })
     }
 
@@ -59,6 +66,7 @@ impl TensorDescription {
             device: value["device"].as_str()?.to_string(),
             bytes: value["bytes"].as_u64()?,
             deallocated: value["deallocated"].as_bool().unwrap_or(false),
+            other: value["other"].as_str().map(str::to_string),
         })
     }
 }
@@ -94,6 +102,7 @@ mod tests {
             device: "host:0".into(),
             bytes: 24,
             deallocated: false,
+            other: None,
         };
         let line = to_line(std::slice::from_ref(&t));
         assert_eq!(from_line(&line), Some(vec![t.clone()]));
@@ -103,6 +112,13 @@ mod tests {
             ..t
         };
         assert!(gone.summary().ends_with("(deallocated)"));
+        let compiled = TensorDescription {
+            other: Some("#Function<jit, 1 argument, not compiled yet>".into()),
+            ..gone
+        };
+        let line = to_line(std::slice::from_ref(&compiled));
+        assert_eq!(from_line(&line), Some(vec![compiled.clone()]));
+        assert!(compiled.summary().starts_with("#Function<jit"));
         assert_eq!(from_line("plain output"), None);
         assert_eq!(
             from_line(&format!("{VARIABLES}[{{\"name\":1}}]")),

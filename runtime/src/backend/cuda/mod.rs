@@ -638,4 +638,15 @@ impl CudaBackend {
         });
         Ok(out(x.ordinal, x.len, data))
     }
+
+    /// A fused region, step by step with the kernels above (one kernel per step; generating
+    /// one kernel per region through NVRTC is the open part of the compiler issue).
+    fn fused(&self, f: &super::fused::Fused, given: &[&Memory]) -> Result<Memory> {
+        let ordinal = match given.first() {
+            Some(m) => cuda_of("fused", m)?.ordinal,
+            None => 0,
+        };
+        let device = Device::cuda(ordinal);
+        super::fused::run_stepwise(f, given, |op, ins| self.execute(device, op, ins))
+    }
 }

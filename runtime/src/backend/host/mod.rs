@@ -16,6 +16,7 @@ use crate::shape::{numel, strides, unravel};
 use crate::with_buffer;
 
 mod blas;
+mod fused;
 pub use blas::library_name as blas_library;
 mod skinny;
 mod stream;
@@ -480,6 +481,10 @@ impl HostMemoryBackend for HostBackend {
 
 /// The op set on host buffers, one method per [`Op`] variant.
 impl HostBackend {
+    fn fused(&self, f: &super::fused::Fused, given: &[&Buffer]) -> Result<Buffer> {
+        fused::run(f, given)
+    }
+
     fn binary(
         &self,
         op: BinaryOp,

@@ -49,7 +49,7 @@ pub(super) fn par_fill<U: Element>(
 }
 
 /// Copies `src` to `dst` (same length), streaming every whole 16-byte aligned piece.
-fn write_streaming<U: Element>(src: &[U], dst: &mut [MaybeUninit<U>]) {
+pub(super) fn write_streaming<U: Element>(src: &[U], dst: &mut [MaybeUninit<U>]) {
     let bytes = std::mem::size_of_val(src);
     let (s, d) = (src.as_ptr().cast::<u8>(), dst.as_mut_ptr().cast::<u8>());
     // Bytes before the first 16-byte boundary of the destination, and whole pieces after it.
@@ -79,7 +79,7 @@ fn write_streaming<U: Element>(src: &[U], dst: &mut [MaybeUninit<U>]) {
 
 /// Orders this thread's streamed stores before anything it does next (streaming stores are
 /// weakly ordered; the join that ends a task must not publish the buffer before them).
-fn fence() {
+pub(super) fn fence() {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: SSE2 is part of x86-64; sfence has no operands.
     unsafe {

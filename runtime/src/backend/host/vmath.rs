@@ -170,10 +170,10 @@ mod avx2 {
     }
 }
 
-type Kernel = fn(&[f32], &mut [MaybeUninit<f32>]);
+pub(super) type Kernel = fn(&[f32], &mut [MaybeUninit<f32>]);
 
 /// The fastest loop this CPU runs for `op`, or `None` when `op` is not one of these.
-fn kernel(op: UnaryOp) -> Option<Kernel> {
+pub(super) fn kernel(op: UnaryOp) -> Option<Kernel> {
     #[cfg(target_arch = "x86_64")]
     if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
         // SAFETY (each closure): the CPU has the features the functions were compiled for.

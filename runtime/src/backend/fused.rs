@@ -1,0 +1,255 @@
+//! `Fused`: a region of elementwise ops (and optionally one reduction over their result)
+//! handed to a backend as one op of the op set, so that a backend able to compute it in one
+//! pass (host: cache-sized blocks, no full-size intermediates) can, and every other backend
+//! runs it step by step with its own ops ([`run_stepwise`]), which is also the reference the
+//! fused code is checked against.
+//!
+//! `jit` builds these from traced graphs (`crate::jit::fuse`); nothing else does.
+
+use crate::backend::{BinaryOp, Op, ReduceOp, Strided, UnaryOp};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::shape::{numel, strides};
+
+/// How one input of a fused region is read over the region's shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FusedInput {
+    /// The input's dtype.
+    pub dtype: DType,
+    /// Element `coords` of the region reads input element `offset + Σ coords·strides` (a
+    /// broadcast has stride 0).
+    pub view: Strided,
+}
+
+/// What a step computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepOp {
+    /// An elementwise op of two operands of one dtype.
+    Binary(BinaryOp),
+    /// An elementwise op of one operand (float-only ops get float operands).
+    Unary(UnaryOp),
+    /// A conversion to the dtype.
+    Cast(DType),
+}
+
+/// An operand of a step: an input of the region, or the result of an earlier step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arg {
+    /// Input `i` of the region, read through its view.
+    Input(usize),
+    /// The result of step `j` (`j` before the step that reads it).
+    Step(usize),
+}
+
+/// One elementwise op of the region.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// The op.
+    pub op: StepOp,
+    /// One operand for unary ops and casts, two for binary ops.
+    pub args: Vec<Arg>,
+    /// The dtype of the result.
+    pub dtype: DType,
+}
+
+/// A fused region: steps over `shape`, the last one its result, reduced over `reduce` if set.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fused {
+    /// The inputs, in the order the op receives their memory.
+    pub inputs: Vec<FusedInput>,
+    /// The steps, in an order where every operand comes first.
+    pub steps: Vec<Step>,
+    /// The shape every step computes over.
+    pub shape: Vec<usize>,
+    /// A reduction of the last step's result over these (sorted, distinct) axes of `shape`.
+    pub reduce: Option<(ReduceOp, Vec<usize>)>,
+}
+
+impl Fused {
+    /// The dtype of the result.
+    pub fn out_dtype(&self) -> DType {
+        self.steps.last().map(|s| s.dtype).unwrap_or(DType::F32)
+    }
+
+    /// The number of elements of the result.
+    pub fn out_len(&self) -> usize {
+        match &self.reduce {
+            None => numel(&self.shape),
+            Some((_, axes)) => numel(
+                &self
+                    .shape
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !axes.contains(i))
+                    .map(|(_, &d)| d)
+                    .collect::<Vec<_>>(),
+            ),
+        }
+    }
+
+    /// Checks what a backend relies on: operands that exist and come first, one or two of
+    /// them as the op needs, views within the shape's rank. (Built by `jit` only, but a
+    /// backend must not index out of range whatever it is given.)
+    pub fn validate(&self) -> Result<()> {
+        let bad = |message: String| Error::InvalidArgument {
+            op: "fused",
+            message: format!("internal: {message}"),
+        };
+        if self.steps.is_empty() {
+            return Err(bad("a fused region without steps".into()));
+        }
+        for input in &self.inputs {
+            if input.view.strides.len() != self.shape.len() {
+                return Err(bad("an input view of another rank than the region".into()));
+            }
+        }
+        for (k, step) in self.steps.iter().enumerate() {
+            let want = match step.op {
+                StepOp::Binary(_) => 2,
+                _ => 1,
+            };
+            if step.args.len() != want {
+                return Err(bad(format!("step {k} has {} operands", step.args.len())));
+            }
+            for arg in &step.args {
+                match *arg {
+                    Arg::Input(i) if i < self.inputs.len() => {}
+                    Arg::Step(j) if j < k => {}
+                    other => return Err(bad(format!("step {k} reads {other:?}"))),
+                }
+            }
+        }
+        if let Some((_, axes)) = &self.reduce {
+            if axes.iter().any(|&a| a >= self.shape.len()) {
+                return Err(bad("a reduced axis out of range".into()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The dtype of an operand.
+    pub fn arg_dtype(&self, arg: Arg) -> DType {
+        match arg {
+            Arg::Input(i) => self.inputs.get(i).map(|x| x.dtype),
+            Arg::Step(j) => self.steps.get(j).map(|s| s.dtype),
+        }
+        .unwrap_or(DType::F32)
+    }
+}
+
+/// True when `view` reads a tensor of `shape` in plain row-major order.
+pub fn is_identity(view: &Strided, shape: &[usize]) -> bool {
+    view.offset == 0
+        && shape
+            .iter()
+            .zip(view.strides.iter().zip(strides(shape)))
+            .all(|(&d, (&s, c))| d == 1 || s == c)
+}
+
+/// Runs a fused region one step at a time with a backend's own ops (`exec` runs one op on
+/// that backend's memory), materialising every step: how `binary` (the reference) and `cuda`
+/// run it. Each step is the very op eager code would have run, so the result is the eager one.
+pub fn run_stepwise<M>(
+    fused: &Fused,
+    inputs: &[&M],
+    exec: impl Fn(&Op, &[&M]) -> Result<M>,
+) -> Result<M> {
+    fused.validate()?;
+    if inputs.len() != fused.inputs.len() {
+        return Err(Error::InvalidArgument {
+            op: "fused",
+            message: format!(
+                "internal: {} inputs given, {} expected",
+                inputs.len(),
+                fused.inputs.len()
+            ),
+        });
+    }
+    let shape = &fused.shape;
+    let plain = Strided::contiguous(shape);
+    let mut results: Vec<M> = Vec::with_capacity(fused.steps.len());
+    // Inputs a unary step or a cast reads through a view: materialised first, once.
+    let mut materialised: Vec<Option<M>> = (0..inputs.len()).map(|_| None).collect();
+    for step in &fused.steps {
+        let out = match step.op {
+            StepOp::Binary(op) => {
+                let (x, vx) = operand(fused, inputs, &results, &plain, step.args[0]);
+                let (y, vy) = operand(fused, inputs, &results, &plain, step.args[1]);
+                exec(
+                    &Op::Binary {
+                        op,
+                        lhs: vx,
+                        rhs: vy,
+                        out_shape: shape.clone(),
+                    },
+                    &[x, y],
+                )?
+            }
+            StepOp::Unary(_) | StepOp::Cast(_) => {
+                let x: &M = match step.args[0] {
+                    Arg::Step(j) => &results[j],
+                    Arg::Input(i) if is_identity(&fused.inputs[i].view, shape) => inputs[i],
+                    Arg::Input(i) => {
+                        if materialised[i].is_none() {
+                            let copy = exec(
+                                &Op::CopyStrided {
+                                    view: fused.inputs[i].view.clone(),
+                                    out_shape: shape.clone(),
+                                },
+                                &[inputs[i]],
+                            )?;
+                            materialised[i] = Some(copy);
+                        }
+                        materialised[i].as_ref().ok_or(Error::InvalidArgument {
+                            op: "fused",
+                            message: "internal: an input not materialised".into(),
+                        })?
+                    }
+                };
+                let op = match step.op {
+                    StepOp::Unary(u) => Op::Unary(u),
+                    StepOp::Cast(d) => Op::Cast(d),
+                    StepOp::Binary(_) => unreachable_binary()?,
+                };
+                exec(&op, &[x])?
+            }
+        };
+        results.push(out);
+    }
+    let last = results.pop().ok_or(Error::InvalidArgument {
+        op: "fused",
+        message: "internal: a fused region without steps".into(),
+    })?;
+    match &fused.reduce {
+        None => Ok(last),
+        Some((op, axes)) => exec(
+            &Op::Reduce {
+                op: *op,
+                shape: shape.clone(),
+                axes: axes.clone(),
+            },
+            &[&last],
+        ),
+    }
+}
+
+/// A binary step's operand with the view it is read through.
+fn operand<'a, M>(
+    fused: &Fused,
+    inputs: &[&'a M],
+    results: &'a [M],
+    plain: &Strided,
+    arg: Arg,
+) -> (&'a M, Strided) {
+    match arg {
+        Arg::Input(i) => (inputs[i], fused.inputs[i].view.clone()),
+        Arg::Step(j) => (&results[j], plain.clone()),
+    }
+}
+
+fn unreachable_binary() -> Result<Op> {
+    Err(Error::InvalidArgument {
+        op: "fused",
+        message: "internal: a binary step among unary ones".into(),
+    })
+}

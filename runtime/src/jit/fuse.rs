@@ -1,0 +1,209 @@
+//! Fusion: which elementwise nodes of a trace become one [`Fused`] op.
+//!
+//! A region grows from a root (an elementwise node) back through inputs that are elementwise,
+//! of the root's exact shape and device, read in plain order, and used by nothing else (so no
+//! member's result is needed outside the region). A reduction whose input is such a root takes
+//! the region along (the reduction folds blocks as they are computed). A lone elementwise op
+//! stays as it is: fusing it would gain nothing.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::backend::fused::{is_identity, Arg, Fused, FusedInput, Step, StepOp};
+use crate::backend::{Op, Strided};
+use crate::device::Device;
+use crate::error::Result;
+
+use super::program::Output;
+use super::trace::{Node, NodeKind};
+
+/// The fusion decisions for a trace.
+pub(crate) struct Plan {
+    /// Nodes computed inside some region (no instruction of their own).
+    pub absorbed: Vec<bool>,
+    /// For the node that runs a region (its root, or the reduction over it): the region and
+    /// the nodes whose values it reads, in input order.
+    pub regions: HashMap<usize, (Arc<Fused>, Vec<usize>)>,
+    /// Each node's device.
+    pub devices: Vec<Device>,
+}
+
+impl Plan {
+    /// No fusion (the binary backend runs the graph op by op).
+    pub(crate) fn none(len: usize) -> Plan {
+        Plan {
+            absorbed: vec![false; len],
+            regions: HashMap::new(),
+            devices: vec![Device::BINARY; len],
+        }
+    }
+}
+
+fn step_op(op: &Op) -> Option<StepOp> {
+    match op {
+        Op::Binary { op, .. } => Some(StepOp::Binary(*op)),
+        Op::Unary(u) => Some(StepOp::Unary(*u)),
+        Op::Cast(d) => Some(StepOp::Cast(*d)),
+        _ => None,
+    }
+}
+
+fn is_elementwise(node: &Node) -> bool {
+    matches!(&node.kind, NodeKind::Op(op) if step_op(op).is_some())
+}
+
+/// How `consumer` reads its `k`-th input, over the consumer's shape.
+fn view_of(consumer: &Node, k: usize) -> Strided {
+    match &consumer.kind {
+        NodeKind::Op(Op::Binary { lhs, rhs, .. }) => {
+            if k == 0 {
+                lhs.clone()
+            } else {
+                rhs.clone()
+            }
+        }
+        _ => Strided::contiguous(&consumer.shape),
+    }
+}
+
+/// Decides the regions of a trace (`live`: nodes an output depends on).
+pub(crate) fn plan(nodes: &[Node], live: &[bool], outputs: &[Output]) -> Result<Plan> {
+    let mut uses = vec![0usize; nodes.len()];
+    for (n, node) in nodes.iter().enumerate() {
+        if live[n] {
+            for &i in &node.inputs {
+                uses[i] += 1;
+            }
+        }
+    }
+    for o in outputs {
+        // An output is needed as it is: never absorbed.
+        uses[o.slot] += 2;
+    }
+    let mut plan = Plan {
+        absorbed: vec![false; nodes.len()],
+        regions: HashMap::new(),
+        devices: nodes.iter().map(|n| n.device).collect(),
+    };
+    for n in (0..nodes.len()).rev() {
+        if !live[n] || plan.absorbed[n] {
+            continue;
+        }
+        let node = &nodes[n];
+        // A reduction over a region: the region's root is its input.
+        let (root, reduce) = match &node.kind {
+            NodeKind::Op(Op::Reduce { op, shape, axes }) => {
+                let Some(&input) = node.inputs.first() else {
+                    continue;
+                };
+                let r = &nodes[input];
+                if !is_elementwise(r)
+                    || uses[input] != 1
+                    || r.shape != *shape
+                    || r.device != node.device
+                {
+                    continue;
+                }
+                (input, Some((*op, axes.clone())))
+            }
+            _ if is_elementwise(node) => (n, None),
+            _ => continue,
+        };
+        let members = grow(nodes, &uses, &plan.absorbed, root);
+        if members.len() < 2 && reduce.is_none() {
+            continue;
+        }
+        let (fused, inputs) = build(nodes, &members, reduce);
+        for &m in &members {
+            plan.absorbed[m] = true;
+        }
+        plan.absorbed[n] = false;
+        plan.regions.insert(n, (Arc::new(fused), inputs));
+    }
+    Ok(plan)
+}
+
+/// The members of the region rooted at `root`, in trace order.
+fn grow(nodes: &[Node], uses: &[usize], absorbed: &[bool], root: usize) -> Vec<usize> {
+    let shape = &nodes[root].shape;
+    let device = nodes[root].device;
+    let mut members = vec![root];
+    let mut stack = vec![root];
+    while let Some(m) = stack.pop() {
+        for (k, &i) in nodes[m].inputs.iter().enumerate() {
+            let input = &nodes[i];
+            let joins = is_elementwise(input)
+                && !absorbed[i]
+                && uses[i] == 1
+                && input.shape == *shape
+                && input.device == device
+                && is_identity(&view_of(&nodes[m], k), shape)
+                && !members.contains(&i);
+            if joins {
+                members.push(i);
+                stack.push(i);
+            }
+        }
+    }
+    members.sort_unstable();
+    members
+}
+
+/// The fused op for `members` (sorted) and the nodes it reads.
+fn build(
+    nodes: &[Node],
+    members: &[usize],
+    reduce: Option<(crate::backend::ReduceOp, Vec<usize>)>,
+) -> (Fused, Vec<usize>) {
+    let root = *members.last().unwrap_or(&0);
+    let shape = nodes[root].shape.clone();
+    let mut inputs: Vec<FusedInput> = Vec::new();
+    let mut input_nodes: Vec<usize> = Vec::new();
+    let mut steps = Vec::with_capacity(members.len());
+    for &m in members {
+        let node = &nodes[m];
+        let NodeKind::Op(op) = &node.kind else {
+            continue;
+        };
+        let Some(sop) = step_op(op) else {
+            continue;
+        };
+        let args = node
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| match members.iter().position(|&x| x == i) {
+                Some(p) => Arg::Step(p),
+                None => {
+                    let view = view_of(node, k);
+                    let at = input_nodes
+                        .iter()
+                        .zip(&inputs)
+                        .position(|(&n, x)| n == i && x.view == view);
+                    Arg::Input(at.unwrap_or_else(|| {
+                        input_nodes.push(i);
+                        inputs.push(FusedInput {
+                            dtype: nodes[i].dtype,
+                            view,
+                        });
+                        inputs.len() - 1
+                    }))
+                }
+            })
+            .collect();
+        steps.push(Step {
+            op: sop,
+            args,
+            dtype: node.dtype,
+        });
+    }
+    (
+        Fused {
+            inputs,
+            steps,
+            shape,
+            reduce,
+        },
+        input_nodes,
+    )
+}

@@ -1,0 +1,538 @@
+//! Compiled tensor functions, as EXLA's `jit`: a function over tensors is traced once per set of
+//! argument templates (dtype, shape, placement) and device into a graph of the op set, compiled
+//! for that device (fused where the device fuses), cached, and run from then on without
+//! calling the function again.
+//!
+//! ```
+//! use tensorbook::{jit, jit_cached, on, DType, Device, Tensor};
+//! let add = jit(|a: &Tensor, b: &Tensor| a.add(b)?.multiply(2.0));
+//! let x = on(Device::host(0)).iota(DType::F32, &[3], None)?;
+//! assert!(!jit_cached(&add, (&x, &x))?);
+//! let y = add.call((&x, &x))?;
+//! assert_eq!(y.to_vec::<f32>()?, vec![0.0, 4.0, 8.0]);
+//! assert!(jit_cached(&add, (&x, &x))?);
+//! # Ok::<(), tensorbook::Error>(())
+//! ```
+//!
+//! Where a call runs follows the one placement rule: the device given with [`Jit::on`] >
+//! the arguments' placement (binary arguments are weak and follow) > the session default at
+//! call time. A cache entry is per
+//! (templates, device), so a call after the session default changed compiles for the new
+//! device. Inside the function, tensors are placeholders: ops, shapes, promotion and Rust
+//! control flow work as in eager code; reading a value is an error ([`crate::Error::Traced`]),
+//! and an error names the op that caused it ([`crate::Error::Jit`]).
+
+pub(crate) mod fuse;
+pub(crate) mod program;
+mod stream;
+pub(crate) mod trace;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::device::{Client, Device};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::session::resolve_device;
+use crate::tensor::Tensor;
+
+pub use program::Stats;
+pub use stream::{stream, stream_cached, Stream};
+
+use program::{Output, Program};
+use trace::Graph;
+
+/// What a jit function returns: one tensor, a pair, or any number of them.
+pub trait JitOutput: Sized + Send + 'static {
+    /// The tensors, in order.
+    fn into_tensors(self) -> Vec<Tensor>;
+    /// Rebuilds the value from tensors of the same number.
+    fn from_tensors(tensors: Vec<Tensor>) -> Result<Self>;
+}
+
+fn count_error(expected: usize, got: usize) -> Error {
+    Error::InvalidArgument {
+        op: "jit",
+        message: format!("internal: {got} results for {expected}"),
+    }
+}
+
+impl JitOutput for Tensor {
+    fn into_tensors(self) -> Vec<Tensor> {
+        vec![self]
+    }
+    fn from_tensors(tensors: Vec<Tensor>) -> Result<Self> {
+        let n = tensors.len();
+        let mut it = tensors.into_iter();
+        match (it.next(), it.next()) {
+            (Some(t), None) => Ok(t),
+            _ => Err(count_error(1, n)),
+        }
+    }
+}
+
+impl JitOutput for (Tensor, Tensor) {
+    fn into_tensors(self) -> Vec<Tensor> {
+        vec![self.0, self.1]
+    }
+    fn from_tensors(tensors: Vec<Tensor>) -> Result<Self> {
+        let n = tensors.len();
+        let mut it = tensors.into_iter();
+        match (it.next(), it.next(), it.next()) {
+            (Some(a), Some(b), None) => Ok((a, b)),
+            _ => Err(count_error(2, n)),
+        }
+    }
+}
+
+impl JitOutput for Vec<Tensor> {
+    fn into_tensors(self) -> Vec<Tensor> {
+        self
+    }
+    fn from_tensors(tensors: Vec<Tensor>) -> Result<Self> {
+        Ok(tensors)
+    }
+}
+
+/// Marker types telling the closure shapes [`JitFn`] accepts apart.
+pub mod arity {
+    /// `Fn(&Tensor)`.
+    pub struct One;
+    /// `Fn(&Tensor, &Tensor)`.
+    pub struct Two;
+    /// `Fn(&Tensor, &Tensor, &Tensor)`.
+    pub struct Three;
+    /// `Fn(&Tensor, &Tensor, &Tensor, &Tensor)`.
+    pub struct Four;
+    /// `Fn(&[Tensor])`: any number of arguments.
+    pub struct Slice;
+    /// An existing [`super::Jit`] (shares its cache).
+    pub struct Compiled;
+}
+
+/// A function `jit` can trace: a closure over one to four `&Tensor` arguments, or over
+/// `&[Tensor]`, returning `Result` of a [`JitOutput`]. (`A` only tells the shapes apart; write
+/// the closure's argument types, `|a: &Tensor, b: &Tensor| ...`.)
+pub trait JitFn<A, O>: Send + Sync + 'static {
+    /// The number of arguments, or `None` for a slice.
+    fn arity(&self) -> Option<usize>;
+    /// Calls the function.
+    fn apply(&self, args: &[Tensor]) -> Result<O>;
+}
+
+macro_rules! jit_fn {
+    ($marker:ident, $n:expr, $($i:ident),*) => {
+        impl<F, O> JitFn<arity::$marker, O> for F
+        where
+            F: Fn($(jit_fn!(@ref $i)),*) -> Result<O> + Send + Sync + 'static,
+            O: JitOutput,
+        {
+            fn arity(&self) -> Option<usize> {
+                Some($n)
+            }
+            fn apply(&self, args: &[Tensor]) -> Result<O> {
+                match args {
+                    [$($i),*] => self($($i),*),
+                    _ => Err(arity_error($n, args.len())),
+                }
+            }
+        }
+    };
+    (@ref $i:ident) => { &Tensor };
+}
+jit_fn!(One, 1, a0);
+jit_fn!(Two, 2, a0, a1);
+jit_fn!(Three, 3, a0, a1, a2);
+jit_fn!(Four, 4, a0, a1, a2, a3);
+
+impl<F, O> JitFn<arity::Slice, O> for F
+where
+    F: Fn(&[Tensor]) -> Result<O> + Send + Sync + 'static,
+    O: JitOutput,
+{
+    fn arity(&self) -> Option<usize> {
+        None
+    }
+    fn apply(&self, args: &[Tensor]) -> Result<O> {
+        self(args)
+    }
+}
+
+fn arity_error(expected: usize, got: usize) -> Error {
+    Error::InvalidArgument {
+        op: "jit",
+        message: format!("the function takes {expected} tensors, {got} given"),
+    }
+}
+
+/// The arguments of a call: `&t`, a tuple of up to four `&Tensor`, `&[Tensor]`, `&[&Tensor]`,
+/// an array of `&Tensor`, or a `Vec` of either.
+pub trait JitArgs {
+    /// The tensors, cloned (cheap: tensors share their memory).
+    fn tensors(self) -> Vec<Tensor>;
+}
+
+impl JitArgs for &Tensor {
+    fn tensors(self) -> Vec<Tensor> {
+        vec![self.clone()]
+    }
+}
+impl JitArgs for (&Tensor, &Tensor) {
+    fn tensors(self) -> Vec<Tensor> {
+        vec![self.0.clone(), self.1.clone()]
+    }
+}
+impl JitArgs for (&Tensor, &Tensor, &Tensor) {
+    fn tensors(self) -> Vec<Tensor> {
+        vec![self.0.clone(), self.1.clone(), self.2.clone()]
+    }
+}
+impl JitArgs for (&Tensor, &Tensor, &Tensor, &Tensor) {
+    fn tensors(self) -> Vec<Tensor> {
+        vec![
+            self.0.clone(),
+            self.1.clone(),
+            self.2.clone(),
+            self.3.clone(),
+        ]
+    }
+}
+impl JitArgs for &[Tensor] {
+    fn tensors(self) -> Vec<Tensor> {
+        self.to_vec()
+    }
+}
+impl JitArgs for &[&Tensor] {
+    fn tensors(self) -> Vec<Tensor> {
+        self.iter().map(|t| (*t).clone()).collect()
+    }
+}
+impl<const N: usize> JitArgs for [&Tensor; N] {
+    fn tensors(self) -> Vec<Tensor> {
+        self.iter().map(|t| (*t).clone()).collect()
+    }
+}
+impl JitArgs for &Vec<Tensor> {
+    fn tensors(self) -> Vec<Tensor> {
+        self.clone()
+    }
+}
+impl JitArgs for Vec<Tensor> {
+    fn tensors(self) -> Vec<Tensor> {
+        self
+    }
+}
+
+/// An argument's template: what a compilation is specific to.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Template {
+    /// The element type.
+    pub dtype: DType,
+    /// The shape.
+    pub shape: Vec<usize>,
+    /// Where the argument lives.
+    pub device: Device,
+}
+
+impl Template {
+    /// The template of a tensor.
+    pub fn of(t: &Tensor) -> Template {
+        Template {
+            dtype: t.dtype(),
+            shape: t.shape().to_vec(),
+            device: t.device(),
+        }
+    }
+}
+
+impl fmt::Display for Template {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} on {}",
+            trace::describe(self.dtype, &self.shape),
+            self.device
+        )
+    }
+}
+
+fn fmt_templates(templates: &[Template]) -> String {
+    let parts: Vec<String> = templates.iter().map(|t| t.to_string()).collect();
+    format!("({})", parts.join(", "))
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Key {
+    templates: Vec<Template>,
+    device: Device,
+}
+
+/// A compilation in the cache.
+struct Entry {
+    program: Arc<Program>,
+    compile_time: Duration,
+}
+
+/// The traced function, its arguments as a slice.
+type Traced<O> = Box<dyn Fn(&[Tensor]) -> Result<O> + Send + Sync>;
+
+struct Inner<O> {
+    function: Traced<O>,
+    arity: Option<usize>,
+    cache: Mutex<HashMap<Key, Entry>>,
+}
+
+/// A compiled (jit) function: call it with [`Jit::call`]. Cloning shares the cache.
+pub struct Jit<O = Tensor> {
+    inner: Arc<Inner<O>>,
+    device: Option<Device>,
+}
+
+impl<O> Clone for Jit<O> {
+    fn clone(&self) -> Self {
+        Jit {
+            inner: Arc::clone(&self.inner),
+            device: self.device,
+        }
+    }
+}
+
+/// Makes `f` a compiled function (nothing is traced until the first call).
+pub fn jit<A, O: JitOutput>(f: impl JitFn<A, O>) -> Jit<O> {
+    let arity = f.arity();
+    Jit {
+        inner: Arc::new(Inner {
+            function: Box::new(move |args: &[Tensor]| f.apply(args)),
+            arity,
+            cache: Mutex::new(HashMap::new()),
+        }),
+        device: None,
+    }
+}
+
+/// Compiles `f` for `args` and runs it once (EXLA's `jit_apply`); nothing is kept.
+pub fn jit_apply<A, O: JitOutput>(f: impl JitFn<A, O>, args: impl JitArgs) -> Result<O> {
+    jit(f).call(args)
+}
+
+/// True when calling `f` with `args` would run a cached compilation (EXLA's `jit_cached?`).
+pub fn jit_cached<O: JitOutput>(f: &Jit<O>, args: impl JitArgs) -> Result<bool> {
+    f.is_cached(args)
+}
+
+/// What a compiled function has been compiled for (for the display and `:vars`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Compilation {
+    /// The device it runs on.
+    pub device: Device,
+    /// The arguments' templates.
+    pub templates: Vec<Template>,
+    /// What the compiler made of the trace.
+    pub stats: Stats,
+    /// How long tracing and compiling took.
+    pub compile_time: Duration,
+}
+
+impl<O: JitOutput> Jit<O> {
+    /// The same function, always compiled for and run on `device` (the explicit option of
+    /// the placement rule). Shares the cache.
+    pub fn on(&self, device: Device) -> Jit<O> {
+        Jit {
+            inner: Arc::clone(&self.inner),
+            device: Some(device),
+        }
+    }
+
+    /// The device given with [`Jit::on`], if any.
+    pub fn pinned_device(&self) -> Option<Device> {
+        self.device
+    }
+
+    fn key(&self, args: &[Tensor]) -> Result<Key> {
+        if let Some(n) = self.inner.arity {
+            if n != args.len() {
+                return Err(arity_error(n, args.len()));
+            }
+        }
+        // Binary arguments are weak here as everywhere, and with nothing stronger a call
+        // compiles for the session default (EXLA's default client), not for binary.
+        let placed: Vec<&Tensor> = args
+            .iter()
+            .filter(|t| t.device().client != Client::Binary)
+            .collect();
+        if let Some(t) = args.iter().find(|t| t.is_deallocated()) {
+            return Err(t.deallocated());
+        }
+        let device = resolve_device("jit", self.device, &placed)?;
+        Ok(Key {
+            templates: args.iter().map(Template::of).collect(),
+            device,
+        })
+    }
+
+    /// True when a call with `args` would run a cached compilation.
+    pub fn is_cached(&self, args: impl JitArgs) -> Result<bool> {
+        let key = self.key(&args.tensors())?;
+        Ok(self.cache().contains_key(&key))
+    }
+
+    fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Entry>> {
+        self.inner.cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs the function on `args`: the cached compilation for their templates and device, or
+    /// a new one (traced and compiled now, then cached).
+    pub fn call(&self, args: impl JitArgs) -> Result<O> {
+        let args = args.tensors();
+        // Called from inside another jit function: its ops join that trace.
+        if args.iter().any(is_placeholder) {
+            return (self.inner.function)(&args);
+        }
+        let key = self.key(&args)?;
+        let device = key.device;
+        let placed = args
+            .iter()
+            .map(|a| a.to_device(device))
+            .collect::<Result<Vec<_>>>()?;
+        let program = self.program(key, &placed)?;
+        O::from_tensors(program.run(&placed)?)
+    }
+
+    fn program(&self, key: Key, placed: &[Tensor]) -> Result<Arc<Program>> {
+        if let Some(entry) = self.cache().get(&key) {
+            return Ok(Arc::clone(&entry.program));
+        }
+        let started = Instant::now();
+        let program = Arc::new(self.compile(&key, placed)?);
+        let compile_time = started.elapsed();
+        // Two threads compiling the same key at once keep the first.
+        let mut cache = self.cache();
+        let entry = cache.entry(key).or_insert(Entry {
+            program,
+            compile_time,
+        });
+        Ok(Arc::clone(&entry.program))
+    }
+
+    fn compile(&self, key: &Key, placed: &[Tensor]) -> Result<Program> {
+        let graph = Arc::new(Graph::default());
+        let params = placed
+            .iter()
+            .enumerate()
+            .map(|(i, a)| trace::param(&graph, i, a.dtype(), a.shape(), key.device))
+            .collect::<Result<Vec<_>>>()?;
+        let result = (self.inner.function)(&params).map_err(|e| match e {
+            e @ Error::Jit { .. } => e,
+            e => Error::Jit {
+                op_index: graph.ops_recorded() + 1,
+                templates: fmt_templates(&key.templates),
+                source: Box::new(e),
+            },
+        })?;
+        let outputs = result
+            .into_tensors()
+            .iter()
+            .map(|t| {
+                Ok(Output {
+                    slot: trace::node_of(&graph, t)?,
+                    shape: t.shape().to_vec(),
+                    device: t.device(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        drop(params);
+        let fusion = key.device.client != Client::Binary;
+        Program::build(graph.take(), outputs, fusion)
+    }
+
+    /// Every compilation in the cache.
+    pub fn compilations(&self) -> Vec<Compilation> {
+        let mut list: Vec<Compilation> = self
+            .cache()
+            .iter()
+            .map(|(k, e)| Compilation {
+                device: k.device,
+                templates: k.templates.clone(),
+                stats: e.program.stats,
+                compile_time: e.compile_time,
+            })
+            .collect();
+        list.sort_by_key(|c| (c.device.to_string(), fmt_templates(&c.templates)));
+        list
+    }
+
+    /// The devices it has been compiled for, each once, in order.
+    pub fn compiled_for(&self) -> Vec<Device> {
+        let mut devices: Vec<Device> = self.compilations().iter().map(|c| c.device).collect();
+        devices.dedup();
+        devices
+    }
+
+    /// Forgets every compilation.
+    pub fn clear_cache(&self) {
+        self.cache().clear();
+    }
+
+    /// One line: what it is and for which devices and templates it has been compiled.
+    pub fn summary(&self) -> String {
+        let args = match self.inner.arity {
+            Some(n) => format!("{n} argument{}", if n == 1 { "" } else { "s" }),
+            None => "any arguments".into(),
+        };
+        let compilations = self.compilations();
+        let mut s = format!("#Function<jit, {args}");
+        if let Some(d) = self.device {
+            s.push_str(&format!(", on {d}"));
+        }
+        if compilations.is_empty() {
+            s.push_str(", not compiled yet>");
+            return s;
+        }
+        s.push_str(", compiled for ");
+        let mut parts = Vec::new();
+        for device in self.compiled_for() {
+            let shapes: Vec<String> = compilations
+                .iter()
+                .filter(|c| c.device == device)
+                .map(|c| {
+                    let t: Vec<String> = c
+                        .templates
+                        .iter()
+                        .map(|t| trace::describe(t.dtype, &t.shape))
+                        .collect();
+                    format!("({})", t.join(", "))
+                })
+                .collect();
+            parts.push(format!("{device} {}", shapes.join(" ")));
+        }
+        s.push_str(&parts.join("; "));
+        s.push('>');
+        s
+    }
+
+    /// The notebook display (what evcxr shows when a cell ends with a compiled function).
+    pub fn evcxr_display(&self) {
+        crate::display::emit_evcxr_bundle(&[("text/plain", self.summary())]);
+    }
+}
+
+impl<O: JitOutput> fmt::Debug for Jit<O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.summary())
+    }
+}
+
+impl<O: JitOutput> fmt::Display for Jit<O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.summary())
+    }
+}
+
+/// True for a tensor that is a placeholder of a trace in progress.
+pub fn is_placeholder(t: &Tensor) -> bool {
+    t.memory()
+        .map(|m| matches!(*m, crate::memory::Memory::Traced(_)))
+        .unwrap_or(false)
+}
