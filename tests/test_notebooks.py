@@ -117,3 +117,40 @@ def test_03_where_is_my_tensor(nb03):
     assert "default host   -> serving ran on host:0" in out
     assert "picked host:0" in out or "picked cuda:0" in out
     assert "session default" in out
+
+
+@pytest.fixture(scope="module")
+def nb04():
+    return execute("04-jit-and-streams.ipynb")
+
+
+def test_04_jit_and_streams(nb04):
+    check_clean(nb04)
+    cells = texts(nb04)
+    out = "\n".join(cells)
+    # EXLA's examples: cached after the first call, not for a new dtype until it is called.
+    assert "cached before the first call: false" in out
+    assert "cached after it: true" in out
+    assert "f32 arguments cached: false" in out and "after the call: true" in out
+    assert "#Function<jit, 2 arguments, compiled for host:0" in out
+    assert "failed at its op #3" in out and "dot" in out
+    # :vars names the compiled function.
+    assert "add    Jit     #Function<jit, 2 arguments, compiled for host:0" in cells[4], cells[4]
+    assert "not compiled yet" in cells[4]
+    # The streamed running sum, in order, and its misuse errors.
+    for line in ["after chunk 1: 2", "after chunk 2: 6", "after chunk 3: 12"]:
+        assert line in out
+    assert "recv again: stream: recv with nothing sent" in out
+    assert "a wrong chunk: stream: the chunk f32[2]" in out
+    assert "send after done: stream: send after done" in out
+    assert "a new stream of the same step is cached: true" in out
+    # Dense layer with softmax: jit agrees with eager on binary and host, both timed.
+    assert "binary: jit" in out and "host:0: jit" in out
+    assert "dense+softmax jit @ host:0" in out and "dense+softmax eager @ binary" in out
+    assert "No GPU" in out or "skipped" in out or "cuda:0: jit" in out
+    assert "<svg" in out
+    # The chain benchmark and the serving compiled for each default.
+    assert "host:0: jit is" in out and "µs more than the op alone" in out
+    assert "first run: f32[6][2] on host:0" in out
+    assert "second run: f32[6][2] on binary" in out
+    assert "compiled for: binary, host:0" in out
