@@ -62,6 +62,24 @@ fn kernels_compile_with_nvrtc() {
 }
 
 #[test]
+fn generated_fused_kernels_compile_with_nvrtc() {
+    preload_project_nvrtc();
+    for (name, region, _) in common::regions::regions() {
+        let kernel = cuda::fused::kernel(&region).unwrap();
+        let Some(result) = cuda::compile_source(&kernel.source, Some("compute_90")) else {
+            eprintln!("skipping: libnvrtc.so.12 cannot be loaded here");
+            return;
+        };
+        let ptx = result.unwrap_or_else(|log| panic!("{name}: {log}"));
+        assert!(
+            ptx.contains(&format!(".entry {}(", kernel.name)),
+            "{name}: kernel {} missing from the PTX",
+            kernel.name
+        );
+    }
+}
+
+#[test]
 fn without_a_gpu_cuda_is_unavailable_with_its_reason() {
     let _guard = common::global_settings();
     let info = client_info(Client::Cuda);

@@ -12,7 +12,8 @@ use std::ffi::c_void;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
-use common::{close, random};
+use common::{close, random, with_nans};
+use tensorbook::backend::cuda;
 use tensorbook::backend::cuda::kernels::{self, ShapeArg, ViewArg};
 use tensorbook::backend::{BinaryOp, ReduceOp, Strided, UnaryOp};
 use tensorbook::shape::{broadcast_shapes, broadcast_strides, strides};
@@ -52,31 +53,35 @@ struct Emulated {
 /// is available. Built once per test process.
 fn emulated() -> Option<&'static Mutex<Emulated>> {
     static LIB: OnceLock<Option<Mutex<Emulated>>> = OnceLock::new();
-    LIB.get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuda-kernels-on-cpu");
-        std::fs::create_dir_all(&dir).ok()?;
-        let src = dir.join("kernels.cpp");
-        let so = dir.join("kernels.so");
-        std::fs::write(&src, format!("{SHIM}\n{}", kernels::source())).ok()?;
-        let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
-        let status = std::process::Command::new(&cxx)
-            .args(["-std=c++17", "-O1", "-shared", "-fPIC", "-w", "-o"])
-            .arg(&so)
-            .arg(&src)
-            .status();
-        match status {
-            Ok(s) if s.success() => {}
-            Ok(s) => panic!("{cxx} could not compile the cuda kernels for the CPU: {s}"),
-            Err(e) => {
-                eprintln!("skipping: no C++ compiler ({cxx}: {e})");
-                return None;
-            }
+    LIB.get_or_init(|| build("kernels", &kernels::source()).map(Mutex::new))
+        .as_ref()
+}
+
+/// `source` compiled for the CPU against the shim into `<tag>.so`, or `None` without a C++
+/// compiler.
+fn build(tag: &str, source: &str) -> Option<Emulated> {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuda-kernels-on-cpu");
+    std::fs::create_dir_all(&dir).ok()?;
+    let src = dir.join(format!("{tag}.cpp"));
+    let so = dir.join(format!("{tag}.so"));
+    std::fs::write(&src, format!("{SHIM}\n{source}")).ok()?;
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
+    let status = std::process::Command::new(&cxx)
+        .args(["-std=c++17", "-O1", "-shared", "-fPIC", "-w", "-o"])
+        .arg(&so)
+        .arg(&src)
+        .status();
+    match status {
+        Ok(s) if s.success() => {}
+        Ok(s) => panic!("{cxx} could not compile {tag} for the CPU: {s}"),
+        Err(e) => {
+            eprintln!("skipping: no C++ compiler ({cxx}: {e})");
+            return None;
         }
-        // SAFETY: a library we just built from our own source; no initialisers beyond C++'s.
-        let lib = unsafe { libloading::Library::new(&so) }.expect("load the emulated kernels");
-        Some(Mutex::new(Emulated { lib }))
-    })
-    .as_ref()
+    }
+    // SAFETY: a library we just built from our own source; no initialisers beyond C++'s.
+    let lib = unsafe { libloading::Library::new(&so) }.expect("load the emulated kernels");
+    Some(Emulated { lib })
 }
 
 impl Emulated {
@@ -145,25 +150,6 @@ fn check(what: &str, expected: &Tensor, got: &[u64]) {
             "{what}: element {i}: binary gives {x}, the cuda kernel gives {y}"
         );
     }
-}
-
-/// Floats with NaN sprinkled in (every seventh element), to check the NaN rules.
-fn with_nans(t: &Tensor) -> Tensor {
-    if !t.dtype().is_float() {
-        return t.clone();
-    }
-    let v: Vec<f64> = t
-        .to_f64_vec()
-        .unwrap()
-        .into_iter()
-        .enumerate()
-        .map(|(i, x)| if i % 7 == 3 { f64::NAN } else { x })
-        .collect();
-    on(Device::BINARY)
-        .from_vec(v, t.shape())
-        .unwrap()
-        .as_type(t.dtype())
-        .unwrap()
 }
 
 fn binary_reference(op: BinaryOp, a: &Tensor, b: &Tensor) -> Tensor {
@@ -555,5 +541,57 @@ fn integer_matmul_and_layout_kernels_match_binary() {
             |f: StridedKernel| unsafe { f(4, s, v[0], ru.as_ptr() as _, op_ptr) },
         );
         check(&format!("put_slice {dtype}"), &expected, &o);
+    }
+}
+
+type FusedKernelFn = unsafe extern "C" fn(
+    u64,
+    u64,
+    ShapeArg,
+    cuda::fused::FusedViewsArg,
+    cuda::fused::FusedInputsArg,
+    *mut c_void,
+);
+
+/// Each generated kernel of a fused region (one module per region, as on a GPU) run on the
+/// CPU against binary's step-by-step run of the same region.
+#[test]
+fn generated_fused_kernels_match_binary() {
+    for (i, (name, region, inputs)) in common::regions::regions().into_iter().enumerate() {
+        let kernel = cuda::fused::kernel(&region).unwrap();
+        let Some(k) = build(&format!("fused-{i}"), &kernel.source) else {
+            return;
+        };
+        // The kernel's part: the region, folded per row when the reduction is trailing.
+        let expected = match &kernel.then_reduce {
+            None => tensorbook::jit::run_fused(&region, &inputs, Device::BINARY).unwrap(),
+            Some(_) => {
+                let mut whole = (*region).clone();
+                whole.reduce = None;
+                tensorbook::jit::run_fused(&whole, &inputs, Device::BINARY).unwrap()
+            }
+        };
+        let raws: Vec<Vec<u64>> = inputs.iter().map(raw).collect();
+        let mut pointers = cuda::fused::FusedInputsArg {
+            pointers: [0; cuda::fused::MAX_INPUTS],
+        };
+        for (slot, r) in pointers.pointers.iter_mut().zip(&raws) {
+            *slot = r.as_ptr() as u64;
+        }
+        let len = expected.size();
+        let mut o = output(kernel.out_dtype, len);
+        let op_ptr = o.as_mut_ptr() as *mut c_void;
+        // A reduction's rows are one block each; one thread per block keeps the emulated
+        // shared-memory tree trivial (threads run one after another here).
+        let (grid, block) = if kernel.rows.is_some() {
+            (2, 1)
+        } else {
+            (3, 4)
+        };
+        let (n, row_len, shape, views) = (kernel.n, kernel.row_len, kernel.shape, kernel.views);
+        k.launch(&kernel.name, grid, block, |f: FusedKernelFn| unsafe {
+            f(n, row_len, shape, views, pointers, op_ptr)
+        });
+        check(&format!("generated kernel for {name}"), &expected, &o);
     }
 }

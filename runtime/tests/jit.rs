@@ -485,3 +485,32 @@ fn send_waits_for_another_handle_to_receive() {
     );
     assert_eq!(s.done().unwrap().to_scalar::<f32>().unwrap(), 20.0);
 }
+
+#[test]
+fn hand_written_fused_regions_run_the_same_on_every_device() {
+    enable_sim();
+    for (name, region, inputs) in common::regions::regions() {
+        let reference = tensorbook::jit::run_fused(&region, &inputs, Device::BINARY).unwrap();
+        for device in tensorbook::devices() {
+            let placed: Vec<Tensor> = inputs
+                .iter()
+                .map(|t| t.backend_copy(device).unwrap())
+                .collect();
+            let got = tensorbook::jit::run_fused(&region, &placed, device).unwrap();
+            assert_eq!(got.device(), device);
+            let on_binary = got.backend_copy(Device::BINARY).unwrap();
+            let expected = reference.clone();
+            assert_eq!(expected.shape(), on_binary.shape(), "{name} on {device}");
+            let (e, g) = (
+                expected.to_f64_vec().unwrap(),
+                on_binary.to_f64_vec().unwrap(),
+            );
+            for (i, (x, y)) in e.iter().zip(&g).enumerate() {
+                assert!(
+                    close(expected.dtype(), *x, *y),
+                    "{name} on {device}: element {i}: binary {x}, {device} {y}"
+                );
+            }
+        }
+    }
+}

@@ -536,3 +536,32 @@ pub fn is_placeholder(t: &Tensor) -> bool {
         .map(|m| matches!(*m, crate::memory::Memory::Traced(_)))
         .unwrap_or(false)
 }
+
+/// Runs one fused region on `device` over `inputs` (one per [`crate::backend::fused::Fused`]
+/// input, already there): how the suites check each backend's fused path against binary's
+/// step-by-step reference, with regions written out by hand.
+pub fn run_fused(
+    fused: &crate::backend::fused::Fused,
+    inputs: &[Tensor],
+    device: Device,
+) -> Result<Tensor> {
+    fused.validate()?;
+    let shape: Vec<usize> = match &fused.reduce {
+        None => fused.shape.clone(),
+        Some((_, axes)) => fused
+            .shape
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !axes.contains(i))
+            .map(|(_, &d)| d)
+            .collect(),
+    };
+    let held = inputs
+        .iter()
+        .map(|t| t.to_device(device)?.memory())
+        .collect::<Result<Vec<_>>>()?;
+    let refs: Vec<&crate::memory::Memory> = held.iter().map(|m| &**m).collect();
+    let op = crate::backend::Op::Fused(Arc::new(fused.clone()));
+    let out = crate::backend::dispatch(device, &op, &refs)?;
+    Tensor::from_memory(out, shape, device)
+}

@@ -1,6 +1,8 @@
 //! Helpers shared by the runtime's integration tests.
 #![allow(dead_code)]
 
+pub mod regions;
+
 use std::sync::{Mutex, MutexGuard};
 
 use tensorbook::{on, DType, Device, Result, Tensor};
@@ -108,4 +110,23 @@ pub fn conform(what: &str, inputs: &[Tensor], op: impl Fn(&[Tensor]) -> Result<T
             (Err(err), Ok(_)) => panic!("{what}: binary failed ({err}), {device} succeeded"),
         }
     }
+}
+
+/// Floats with NaN sprinkled in (every seventh element), to check the NaN rules.
+pub fn with_nans(t: &Tensor) -> Tensor {
+    if !t.dtype().is_float() {
+        return t.clone();
+    }
+    let v: Vec<f64> = t
+        .to_f64_vec()
+        .unwrap()
+        .into_iter()
+        .enumerate()
+        .map(|(i, x)| if i % 7 == 3 { f64::NAN } else { x })
+        .collect();
+    on(Device::BINARY)
+        .from_vec(v, t.shape())
+        .unwrap()
+        .as_type(t.dtype())
+        .unwrap()
 }

@@ -38,6 +38,8 @@ pub(crate) struct CudaDevice {
     blas: OnceLock<std::result::Result<CudaBlas, String>>,
     module: OnceLock<std::result::Result<Arc<CudaModule>, String>>,
     functions: Mutex<HashMap<String, CudaFunction>>,
+    /// Generated kernels (one module each), by name.
+    generated: Mutex<HashMap<String, CudaFunction>>,
     memory_fraction: Option<f64>,
 }
 
@@ -78,6 +80,7 @@ impl CudaDevice {
             blas: OnceLock::new(),
             module: OnceLock::new(),
             functions: Mutex::new(HashMap::new()),
+            generated: Mutex::new(HashMap::new()),
             memory_fraction,
         })
     }
@@ -122,13 +125,35 @@ impl CudaDevice {
     }
 
     fn load_module(&self) -> std::result::Result<Arc<CudaModule>, String> {
-        let arch = self
-            .ctx
+        let ptx = cached_ptx(&kernels::source(), "kernels", self.arch())?;
+        self.ctx.load_module(ptx).map_err(|e| e.to_string())
+    }
+
+    fn arch(&self) -> Option<&'static str> {
+        self.ctx
             .compute_capability()
             .ok()
-            .and_then(|(major, minor)| virtual_arch(major, minor));
-        let ptx = cached_ptx(arch)?;
-        self.ctx.load_module(ptx).map_err(|e| e.to_string())
+            .and_then(|(major, minor)| virtual_arch(major, minor))
+    }
+
+    /// A generated kernel (`name` in `source`): compiled by NVRTC once per machine (PTX on
+    /// disk) and loaded once per process.
+    pub(crate) fn generated(&self, name: &str, source: &str) -> Result<CudaFunction> {
+        let mut cache = self.generated.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = cache.get(name) {
+            return Ok(f.clone());
+        }
+        let ptx = cached_ptx(source, name, self.arch())
+            .map_err(|e| self.error("compile kernels", format!("{name}: {e}")))?;
+        let module = self
+            .ctx
+            .load_module(ptx)
+            .map_err(|e| self.error("load kernel", format!("{name}: {e}")))?;
+        let f = module
+            .load_function(name)
+            .map_err(|e| self.error("load kernel", format!("{name}: {e}")))?;
+        cache.insert(name.to_string(), f.clone());
+        Ok(f)
     }
 
     /// Room for `len` elements (at least one), not initialised (every kernel writes its whole
@@ -239,26 +264,29 @@ fn ptx_cache_dir() -> Option<PathBuf> {
     settings::kernel_cache_dir()
 }
 
-/// The kernels' PTX for `arch`: from the disk cache when this exact source was compiled before
-/// (every notebook cell loads the module again, and NVRTC takes seconds), else compiled now
-/// and stored.
-fn cached_ptx(arch: Option<&'static str>) -> std::result::Result<Ptx, String> {
+/// The PTX of `source` for `arch`: from the disk cache when this exact source was compiled
+/// before (every notebook cell loads the module again, and NVRTC takes seconds), else compiled
+/// now and stored as `<stem>-<hash>.ptx`.
+fn cached_ptx(
+    source: &str,
+    stem: &str,
+    arch: Option<&'static str>,
+) -> std::result::Result<Ptx, String> {
     use std::hash::{Hash, Hasher};
-    let source = kernels::source();
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    (&source, arch).hash(&mut hasher);
-    let file = ptx_cache_dir().map(|d| d.join(format!("kernels-{:016x}.ptx", hasher.finish())));
+    (source, arch).hash(&mut hasher);
+    let file = ptx_cache_dir().map(|d| d.join(format!("{stem}-{:016x}.ptx", hasher.finish())));
     if let Some(text) = file.as_ref().and_then(|f| std::fs::read_to_string(f).ok()) {
         return Ok(Ptx::from_src(text));
     }
-    let ptx = compile(&source, arch)?;
+    let ptx = compile(source, arch)?;
     if let Some(file) = file {
         // Best effort: a cache that cannot be written only costs the next process a compile.
         // Written aside and renamed, so a concurrent reader never sees half a file.
         let _ = (|| -> std::io::Result<()> {
             let dir = file.parent().unwrap_or(std::path::Path::new("."));
             std::fs::create_dir_all(dir)?;
-            let tmp = dir.join(format!(".kernels-{}.tmp", std::process::id()));
+            let tmp = dir.join(format!(".{stem}-{}.tmp", std::process::id()));
             std::fs::write(&tmp, ptx.to_src())?;
             std::fs::rename(&tmp, &file)
         })();

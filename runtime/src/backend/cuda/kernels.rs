@@ -14,6 +14,12 @@ pub const MAX_RANK: usize = 12;
 
 const BODY: &str = include_str!("kernels.cu");
 
+/// The element semantics and kernel bodies (`kernels.cu`) without instantiations: what
+/// generated kernels are written against.
+pub fn body() -> &'static str {
+    BODY
+}
+
 /// The kernel for an elementwise op of two `dtype` operands.
 pub fn binary_name(op: BinaryOp, dtype: DType) -> String {
     format!("binary_{}_{dtype}", op.name())
@@ -21,7 +27,7 @@ pub fn binary_name(op: BinaryOp, dtype: DType) -> String {
 
 /// The functor a unary op uses on `dtype`, or `None` where the op is not defined (float-only
 /// ops on integers: the frontend converts first).
-fn unary_functor(op: UnaryOp, dtype: DType) -> Option<String> {
+pub fn unary_functor(op: UnaryOp, dtype: DType) -> Option<String> {
     match (dtype.is_float(), op) {
         (true, _) => Some(format!("u_{}", op.name())),
         (false, UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round) => {
@@ -139,6 +145,14 @@ pub struct ShapeArg {
 pub struct ViewArg {
     offset: u64,
     strides: [u64; MAX_RANK],
+}
+
+impl ViewArg {
+    /// A view of nothing, for unused slots of fixed-size arrays of views.
+    pub const UNUSED: ViewArg = ViewArg {
+        offset: 0,
+        strides: [0; MAX_RANK],
+    };
 }
 
 // SAFETY: both are `repr(C)` plain data laid out as the C structs in `kernels.cu` (u32, u32,

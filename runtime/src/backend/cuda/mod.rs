@@ -6,6 +6,7 @@
 
 mod buffer;
 mod device;
+pub mod fused;
 pub mod kernels;
 
 use std::any::Any;
@@ -14,7 +15,7 @@ use std::sync::OnceLock;
 
 use cudarc::cublas::sys::cublasOperation_t;
 use cudarc::cublas::{Gemm, GemmConfig, StridedBatchedConfig};
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, DevicePtr, PushKernelArg};
 
 pub use buffer::CudaBuffer;
 use buffer::{CudaData, CudaElement};
@@ -95,11 +96,20 @@ fn probe_now() -> std::result::Result<usize, String> {
 /// and returns the PTX. This needs only libnvrtc, not a GPU, so the kernels' source is checked
 /// on machines without one. `None` when libnvrtc cannot be loaded.
 pub fn compile_kernels(arch: Option<&'static str>) -> Option<std::result::Result<String, String>> {
+    compile_source(&kernels::source(), arch)
+}
+
+/// Compiles any source (a generated kernel's) with NVRTC, as [`compile_kernels`] does;
+/// `None` where libnvrtc cannot be loaded.
+pub fn compile_source(
+    source: &str,
+    arch: Option<&'static str>,
+) -> Option<std::result::Result<String, String>> {
     // SAFETY: only tries to dlopen the library by name.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return None;
     }
-    Some(device::compile(&kernels::source(), arch).map(|ptx| ptx.to_src()))
+    Some(device::compile(source, arch).map(|ptx| ptx.to_src()))
 }
 
 /// The cuda backend.
@@ -639,14 +649,72 @@ impl CudaBackend {
         Ok(out(x.ordinal, x.len, data))
     }
 
-    /// A fused region, step by step with the kernels above (one kernel per step; generating
-    /// one kernel per region through NVRTC is the open part of the compiler issue).
+    /// A fused region as one generated kernel (`fused.rs`); a region that does not fit one
+    /// runs step by step with the kernels above.
     fn fused(&self, f: &super::fused::Fused, given: &[&Memory]) -> Result<Memory> {
         let ordinal = match given.first() {
             Some(m) => cuda_of("fused", m)?.ordinal,
             None => 0,
         };
         let device = Device::cuda(ordinal);
-        super::fused::run_stepwise(f, given, |op, ins| self.execute(device, op, ins))
+        let Ok(kernel) = fused::kernel(f) else {
+            return super::fused::run_stepwise(f, given, |op, ins| self.execute(device, op, ins));
+        };
+        let dev = device::device(ordinal)?;
+        let func = dev.generated(&kernel.name, &kernel.source)?;
+        let buffers = given
+            .iter()
+            .map(|m| cuda_of("fused", m))
+            .collect::<Result<Vec<_>>>()?;
+        let mut inputs = fused::FusedInputsArg {
+            pointers: [0; fused::MAX_INPUTS],
+        };
+        for (slot, (b, x)) in inputs
+            .pointers
+            .iter_mut()
+            .zip(buffers.iter().zip(&f.inputs))
+        {
+            if b.dtype() != x.dtype || b.ordinal != ordinal {
+                return Err(super::dtype_mix("fused", x.dtype, b.dtype()));
+            }
+            *slot = with_dtype!(b.dtype(), T => {
+                // Event tracking is off (one stream), so the guard records nothing.
+                let (ptr, _guard) = typed::<T>("fused", b)?.device_ptr(&dev.stream);
+                ptr
+            });
+        }
+        let len = if kernel.rows.is_some() {
+            kernel.n as usize
+        } else {
+            numel(&f.shape)
+        };
+        let cfg = match kernel.rows {
+            Some(_) => row_config(kernel.n as usize),
+            None => elementwise_config(len),
+        };
+        let data = with_dtype!(kernel.out_dtype, T => {
+            let mut o = dev.alloc::<T>(len, &f.shape)?;
+            if len > 0 {
+                let (n, row_len) = (kernel.n, kernel.row_len);
+                let mut builder = dev.stream.launch_builder(&func);
+                builder.arg(&n);
+                builder.arg(&row_len);
+                builder.arg(&kernel.shape);
+                builder.arg(&kernel.views);
+                builder.arg(&inputs);
+                builder.arg(&mut o);
+                // SAFETY: the arguments are the generated kernel's fixed signature; every input
+                // pointer is a live buffer of the dtype and length its view reads (the frontend
+                // validated the shapes), and the output holds `len` elements of its dtype.
+                unsafe { builder.launch(cfg) }
+                    .map_err(|e| dev.error("launch", format!("{}: {e}", kernel.name)))?;
+            }
+            CudaData::from(o)
+        });
+        let memory = out(ordinal, len, data);
+        match &kernel.then_reduce {
+            None => Ok(memory),
+            Some((op, axes)) => self.reduce(*op, &memory, &f.shape, axes),
+        }
     }
 }

@@ -1,0 +1,242 @@
+//! One generated kernel per fused region: the region's steps become one expression per
+//! position (the op functors and casts of `kernels.cu`, so the element semantics are the eager
+//! kernels' own), computed by a grid-stride loop, or folded per row by one block when the
+//! region ends in a reduction over its trailing axes. NVRTC compiles each distinct region once
+//! per machine (PTX on disk beside the op kernels') and once per process (the loaded function
+//! kept by the device).
+//!
+//! Every kernel has one signature, whatever the region: `(n, row_len, Shape, FusedViews,
+//! FusedInputs, out)`, the inputs' pointers and views passed by value in fixed arrays, so the
+//! launch (and the CPU emulation in the tests) needs nothing generated on the host side.
+
+use std::fmt::Write as _;
+
+use cudarc::driver::DeviceRepr;
+
+use super::kernels::{self, ShapeArg, ViewArg};
+use crate::backend::fused::{is_identity, Arg, Fused, StepOp};
+use crate::backend::ReduceOp;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::shape::numel;
+
+/// Inputs a generated kernel takes at most; a larger region runs step by step.
+pub const MAX_INPUTS: usize = 8;
+
+/// `FusedViews` in the generated source: each input's view, by value.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FusedViewsArg {
+    views: [ViewArg; MAX_INPUTS],
+}
+
+/// `FusedInputs` in the generated source: each input's device pointer, by value.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FusedInputsArg {
+    /// Device addresses (host addresses in the CPU emulation), unused slots 0.
+    pub pointers: [u64; MAX_INPUTS],
+}
+
+// SAFETY: `repr(C)` arrays of plain `repr(C)` data / u64, laid out as the C structs the
+// generated source declares.
+unsafe impl DeviceRepr for FusedViewsArg {}
+unsafe impl DeviceRepr for FusedInputsArg {}
+
+/// What a fused region's kernel computes and how to launch it.
+#[derive(Clone, Debug)]
+pub struct FusedKernel {
+    /// The `extern "C"` name (a hash of the generated code: identical regions share it).
+    pub name: String,
+    /// The whole source for NVRTC: `kernels.cu`'s bodies and the generated kernel.
+    pub source: String,
+    /// Positions (elementwise) or rows (a trailing reduction): the kernel's `n`.
+    pub n: u64,
+    /// Positions per row for a trailing reduction (else 0).
+    pub row_len: u64,
+    /// The reduction the kernel folds rows with, if it does.
+    pub rows: Option<ReduceOp>,
+    /// A reduction over other axes, left to the backend after the kernel.
+    pub then_reduce: Option<(ReduceOp, Vec<usize>)>,
+    /// The dtype the kernel writes.
+    pub out_dtype: DType,
+    /// The region's shape, merged as the views allow.
+    pub shape: ShapeArg,
+    /// Each input's view of the merged shape.
+    pub views: FusedViewsArg,
+}
+
+fn reduce_functor(op: ReduceOp) -> &'static str {
+    match op {
+        ReduceOp::Sum => "r_sum",
+        ReduceOp::Product => "r_product",
+        ReduceOp::Max => "r_max",
+        ReduceOp::Min => "r_min",
+    }
+}
+
+/// The kernel for `f`, or an error when the region does not fit one (more than
+/// [`MAX_INPUTS`] inputs, views of more than `kernels::MAX_RANK` unmergeable axes): the
+/// backend then runs it step by step.
+pub fn kernel(f: &Fused) -> Result<FusedKernel> {
+    f.validate()?;
+    if f.inputs.len() > MAX_INPUTS {
+        return Err(Error::InvalidArgument {
+            op: "fused",
+            message: format!(
+                "a generated kernel reads at most {MAX_INPUTS} inputs, this region {}",
+                f.inputs.len()
+            ),
+        });
+    }
+    let views: Vec<&crate::backend::Strided> = f.inputs.iter().map(|x| &x.view).collect();
+    let (shape, view_args) = kernels::shape_and_views("fused", &f.shape, &views)?;
+    let mut views_arg = FusedViewsArg {
+        views: [ViewArg::UNUSED; MAX_INPUTS],
+    };
+    for (slot, v) in views_arg.views.iter_mut().zip(view_args) {
+        *slot = v;
+    }
+    let rank = f.shape.len();
+    let (rows, then_reduce, n, row_len) = match &f.reduce {
+        None => (None, None, numel(&f.shape), 0),
+        Some((op, axes)) => {
+            let trailing = axes
+                .iter()
+                .enumerate()
+                .all(|(i, &a)| a + axes.len() == rank + i);
+            if trailing {
+                let kept = rank - axes.len();
+                (
+                    Some(*op),
+                    None,
+                    numel(&f.shape[..kept]),
+                    numel(&f.shape[kept..]),
+                )
+            } else {
+                (None, Some((*op, axes.clone())), numel(&f.shape), 0)
+            }
+        }
+    };
+    let out_dtype = f.out_dtype();
+    let body = generate(f, rows, out_dtype)?;
+    let name = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        body.hash(&mut h);
+        format!("fused_{:016x}", h.finish())
+    };
+    let source = format!(
+        "{}\n// ---- a fused region, generated by backend/cuda/fused.rs ----\n\
+         struct FusedViews {{ View v[{MAX_INPUTS}]; }};\n\
+         struct FusedInputs {{ const void* p[{MAX_INPUTS}]; }};\n{}",
+        kernels::body(),
+        body.replace("KERNEL_NAME", &name)
+    );
+    Ok(FusedKernel {
+        name,
+        source,
+        n: n as u64,
+        row_len: row_len as u64,
+        rows,
+        then_reduce,
+        out_dtype,
+        shape,
+        views: views_arg,
+    })
+}
+
+/// The region's value at one position, then the kernel around it.
+fn generate(f: &Fused, rows: Option<ReduceOp>, out: DType) -> Result<String> {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "__device__ __forceinline__ {out} KERNEL_NAME_at(index_t i, const Shape& s, \
+         const FusedViews& views, const FusedInputs& ins) {{"
+    );
+    for (k, input) in f.inputs.iter().enumerate() {
+        let t = input.dtype;
+        let index = if is_identity(&input.view, &f.shape) {
+            "i".to_string()
+        } else if input.view.strides.iter().all(|&st| st == 0) {
+            format!("views.v[{k}].offset")
+        } else {
+            format!("view_offset(s, views.v[{k}], i)")
+        };
+        let _ = writeln!(s, "    const {t} x{k} = ((const {t}*)ins.p[{k}])[{index}];");
+    }
+    let name = |a: Arg| match a {
+        Arg::Input(i) => format!("x{i}"),
+        Arg::Step(j) => format!("s{j}"),
+    };
+    for (k, step) in f.steps.iter().enumerate() {
+        let first = step
+            .args
+            .first()
+            .copied()
+            .ok_or_else(|| bad("a step without operand"))?;
+        let expr = match step.op {
+            StepOp::Binary(op) => {
+                let second = step
+                    .args
+                    .get(1)
+                    .copied()
+                    .ok_or_else(|| bad("a binary step with one operand"))?;
+                format!("b_{}()({}, {})", op.name(), name(first), name(second))
+            }
+            StepOp::Unary(op) => {
+                let functor = kernels::unary_functor(op, f.arg_dtype(first))
+                    .ok_or_else(|| bad("a float-only op on integers"))?;
+                format!("{functor}()({})", name(first))
+            }
+            StepOp::Cast(to) => {
+                format!("Cast<{}, {to}>::apply({})", f.arg_dtype(first), name(first))
+            }
+        };
+        let _ = writeln!(s, "    const {} s{k} = {expr};", step.dtype);
+    }
+    let _ = writeln!(s, "    return s{};\n}}", f.steps.len() - 1);
+    let _ = writeln!(
+        s,
+        "extern \"C\" __global__ void KERNEL_NAME(index_t n, index_t row_len, Shape s, \
+         FusedViews views, FusedInputs ins, void* out) {{\n    {out}* o = ({out}*)out;"
+    );
+    match rows {
+        None => {
+            let _ = writeln!(
+                s,
+                "    GRID_STRIDE(i, n) {{ o[i] = KERNEL_NAME_at(i, s, views, ins); }}"
+            );
+        }
+        Some(op) => {
+            let r = reduce_functor(op);
+            let _ = writeln!(
+                s,
+                "    __shared__ {out} partial[REDUCE_THREADS];
+    {r} op;
+    for (index_t row = blockIdx.x; row < n; row += gridDim.x) {{
+        {out} acc = {r}::identity<{out}>();
+        for (index_t j = threadIdx.x; j < row_len; j += blockDim.x)
+            acc = op(acc, KERNEL_NAME_at(row * row_len + j, s, views, ins));
+        partial[threadIdx.x] = acc;
+        __syncthreads();
+        for (unsigned int width = blockDim.x / 2; width > 0; width /= 2) {{
+            if (threadIdx.x < width) partial[threadIdx.x] = op(partial[threadIdx.x], partial[threadIdx.x + width]);
+            __syncthreads();
+        }}
+        if (threadIdx.x == 0) o[row] = partial[0];
+        __syncthreads();
+    }}"
+            );
+        }
+    }
+    s.push_str("}\n");
+    Ok(s)
+}
+
+fn bad(what: &str) -> Error {
+    Error::InvalidArgument {
+        op: "fused",
+        message: format!("internal: {what}"),
+    }
+}
