@@ -288,6 +288,26 @@ fn host_fuses_elementwise_chains_and_binary_does_not() {
 }
 
 #[test]
+fn a_value_used_twice_inside_a_region_is_fused_once() {
+    let f = jit(|a: &Tensor| {
+        let x = a.add(1.0)?;
+        x.multiply(&x)?.subtract(&x)
+    });
+    let a = host(&[1000]);
+    let got = f.call(&a).unwrap();
+    let x = a.add(1.0).unwrap();
+    let eager = x.multiply(&x).unwrap().subtract(&x).unwrap();
+    assert_eq!(got.to_vec::<f32>().unwrap(), eager.to_vec::<f32>().unwrap());
+    let stats = f.compilations()[0].stats;
+    // The argument, the literal 1.0, and one fused region.
+    assert_eq!(
+        (stats.fused_regions, stats.fused_ops, stats.instructions),
+        (1, 3, 3),
+        "{stats:?}"
+    );
+}
+
+#[test]
 fn fused_reductions_equal_eager_ones_over_large_inputs() {
     // Softmax: a fused max, a fused sum of exponentials, a fused divide; rows across blocks.
     let softmax = jit(|x: &Tensor| {

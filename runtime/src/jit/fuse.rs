@@ -1,8 +1,8 @@
 //! Fusion: which elementwise nodes of a trace become one [`Fused`] op.
 //!
 //! A region grows from a root (an elementwise node) back through inputs that are elementwise,
-//! of the root's exact shape and device, read in plain order, and used by nothing else (so no
-//! member's result is needed outside the region). A reduction whose input is such a root takes
+//! of the root's exact shape and device, read in plain order, and read by nothing outside the
+//! region (so no member's result is needed elsewhere). A reduction whose input is such a root takes
 //! the region along (the reduction folds blocks as they are computed). A lone elementwise op
 //! stays as it is: fusing it would gain nothing.
 
@@ -66,19 +66,26 @@ fn view_of(consumer: &Node, k: usize) -> Strided {
     }
 }
 
-/// Decides the regions of a trace (`live`: nodes an output depends on).
-pub(crate) fn plan(nodes: &[Node], live: &[bool], outputs: &[Output]) -> Result<Plan> {
-    let mut uses = vec![0usize; nodes.len()];
+/// Who reads each node: `(consumer, operand position)` among the live nodes.
+fn consumers(nodes: &[Node], live: &[bool]) -> Vec<Vec<(usize, usize)>> {
+    let mut readers = vec![Vec::new(); nodes.len()];
     for (n, node) in nodes.iter().enumerate() {
         if live[n] {
-            for &i in &node.inputs {
-                uses[i] += 1;
+            for (k, &i) in node.inputs.iter().enumerate() {
+                readers[i].push((n, k));
             }
         }
     }
+    readers
+}
+
+/// Decides the regions of a trace (`live`: nodes an output depends on).
+pub(crate) fn plan(nodes: &[Node], live: &[bool], outputs: &[Output]) -> Result<Plan> {
+    let readers = consumers(nodes, live);
+    let mut is_output = vec![false; nodes.len()];
     for o in outputs {
-        // An output is needed as it is: never absorbed.
-        uses[o.slot] += 2;
+        // An output is needed as it is: never absorbed into another node's region.
+        is_output[o.slot] = true;
     }
     let mut plan = Plan {
         absorbed: vec![false; nodes.len()],
@@ -97,8 +104,9 @@ pub(crate) fn plan(nodes: &[Node], live: &[bool], outputs: &[Output]) -> Result<
                     continue;
                 };
                 let r = &nodes[input];
+                let only_reader = readers[input].len() == 1 && !is_output[input];
                 if !is_elementwise(r)
-                    || uses[input] != 1
+                    || !only_reader
                     || r.shape != *shape
                     || r.device != node.device
                 {
@@ -109,7 +117,7 @@ pub(crate) fn plan(nodes: &[Node], live: &[bool], outputs: &[Output]) -> Result<
             _ if is_elementwise(node) => (n, None),
             _ => continue,
         };
-        let members = grow(nodes, &uses, &plan.absorbed, root);
+        let members = grow(nodes, &readers, &is_output, &plan.absorbed, root);
         if members.len() < 2 && reduce.is_none() {
             continue;
         }
@@ -123,30 +131,34 @@ pub(crate) fn plan(nodes: &[Node], live: &[bool], outputs: &[Output]) -> Result<
     Ok(plan)
 }
 
-/// The members of the region rooted at `root`, in trace order.
-fn grow(nodes: &[Node], uses: &[usize], absorbed: &[bool], root: usize) -> Vec<usize> {
+/// The members of the region rooted at `root`, in trace order: going back from the root,
+/// every elementwise node of its shape and device whose readers are all members reading it in
+/// order (so a value used twice inside the region, `x * x`, is computed once, in the region).
+fn grow(
+    nodes: &[Node],
+    readers: &[Vec<(usize, usize)>],
+    is_output: &[bool],
+    absorbed: &[bool],
+    root: usize,
+) -> Vec<usize> {
     let shape = &nodes[root].shape;
     let device = nodes[root].device;
-    let mut members = vec![root];
-    let mut stack = vec![root];
-    while let Some(m) = stack.pop() {
-        for (k, &i) in nodes[m].inputs.iter().enumerate() {
-            let input = &nodes[i];
-            let joins = is_elementwise(input)
-                && !absorbed[i]
-                && uses[i] == 1
-                && input.shape == *shape
-                && input.device == device
-                && is_identity(&view_of(&nodes[m], k), shape)
-                && !members.contains(&i);
-            if joins {
-                members.push(i);
-                stack.push(i);
-            }
-        }
+    let mut member = vec![false; root + 1];
+    member[root] = true;
+    for i in (0..root).rev() {
+        let node = &nodes[i];
+        let joins = is_elementwise(node)
+            && !absorbed[i]
+            && !is_output[i]
+            && node.shape == *shape
+            && node.device == device
+            && !readers[i].is_empty()
+            && readers[i].iter().all(|&(c, k)| {
+                c <= root && member[c] && is_identity(&view_of(&nodes[c], k), shape)
+            });
+        member[i] = joins;
     }
-    members.sort_unstable();
-    members
+    (0..=root).filter(|&i| member[i]).collect()
 }
 
 /// The fused op for `members` (sorted) and the nodes it reads.

@@ -23,7 +23,7 @@ use crate::shape::{numel, unravel};
 use crate::with_dtype;
 
 /// Positions per block: 1024 f32 (4 KiB) per step keeps a five-step region in L1 and L2.
-const BLOCK: usize = 1024;
+const BLOCK: usize = 4096;
 
 /// The result of one step (or a gathered input) over one block.
 enum Scratch {
@@ -128,6 +128,7 @@ impl<'a> Ctx<'a> {
 
     /// Computes positions `start..start + out.len()` (at most one block) of the region's last
     /// step into `out`.
+    #[inline(always)]
     fn block<U: LaneDest>(&mut self, start: usize, out: &mut [U]) -> Result<()> {
         let len = out.len();
         for (i, slot) in self.gathered.iter_mut().enumerate() {
@@ -221,6 +222,7 @@ struct Operands<'c> {
 }
 
 impl<'c> Operands<'c> {
+    #[inline(always)]
     fn src<T: LaneDest>(&self, arg: Arg) -> Result<Src<'c, T>> {
         let len = self.len;
         match arg {
@@ -245,6 +247,7 @@ impl<'c> Operands<'c> {
         }
     }
 
+    #[inline(always)]
     fn step_into_scratch(&self, k: usize, s: &mut Scratch) -> Result<()> {
         let len = self.len;
         let dest = match s {
@@ -258,6 +261,7 @@ impl<'c> Operands<'c> {
     }
 
     /// Computes step `k` over the block into `dest`.
+    #[inline(always)]
     fn step(&self, k: usize, dest: Dest<'_>) -> Result<()> {
         let step = &self.f.steps[k];
         match step.op {
@@ -301,6 +305,7 @@ impl<'c> Operands<'c> {
     }
 }
 
+#[inline(always)]
 fn map<T: Copy, U: Copy>(x: Src<'_, T>, out: &mut [U], f: impl Fn(T) -> U) {
     match x {
         Src::Run(v) => out.iter_mut().zip(v).for_each(|(o, &e)| *o = f(e)),
@@ -311,6 +316,7 @@ fn map<T: Copy, U: Copy>(x: Src<'_, T>, out: &mut [U], f: impl Fn(T) -> U) {
     }
 }
 
+#[inline(always)]
 fn zip<T: Copy, U: Copy>(a: Src<'_, T>, b: Src<'_, T>, out: &mut [U], f: impl Fn(T, T) -> U) {
     match (a, b) {
         (Src::Run(x), Src::Run(y)) => out
@@ -326,6 +332,7 @@ fn zip<T: Copy, U: Copy>(a: Src<'_, T>, b: Src<'_, T>, out: &mut [U], f: impl Fn
     }
 }
 
+#[inline(always)]
 fn binary<T: LaneDest>(op: BinaryOp, a: Src<'_, T>, b: Src<'_, T>, dest: Dest<'_>) -> Result<()> {
     with_binary_op!(op, f =>
         arith zip(a, b, T::from_dest(dest)?, f),
@@ -333,6 +340,7 @@ fn binary<T: LaneDest>(op: BinaryOp, a: Src<'_, T>, b: Src<'_, T>, dest: Dest<'_
     Ok(())
 }
 
+#[inline(always)]
 fn unary_f32(op: UnaryOp, x: Src<'_, f32>, out: &mut [f32]) -> Result<()> {
     match (x, vmath::kernel(op)) {
         (Src::Run(v), Some(kernel)) => {
