@@ -222,6 +222,11 @@ Panic detected. Here's some useful information if you're filing a bug report.
         self.eval_context.set_variable_hook(hook);
     }
 
+    /// tensorbook patch 7: see `EvalContext::set_cell_runtime`.
+    pub fn set_cell_runtime(&mut self, path: Option<String>) {
+        self.eval_context.set_cell_runtime(path);
+    }
+
     /// tensorbook patch 6: see `EvalContext::variables`.
     pub fn variables(&self) -> impl Iterator<Item = (&str, &str, bool)> {
         self.eval_context.variables()

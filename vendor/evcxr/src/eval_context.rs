@@ -105,6 +105,10 @@ pub(crate) struct Config {
     /// tensorbook patch 6: a macro that each cell calls, just before it puts its variables back
     /// into the store, with `(name, &value)` for every variable it stores.
     pub(crate) variable_hook: Option<String>,
+    /// tensorbook patch 7: the path of a module (in a crate that cells link) that provides the
+    /// variable store and panic guard of `evcxr_internal_runtime.rs` compiled once, with only
+    /// small generic shims left to each cell; used once the crate is a dependency.
+    pub(crate) cell_runtime: Option<String>,
 }
 
 fn create_initial_config(tmpdir: PathBuf, subprocess_path: PathBuf) -> Result<Config> {
@@ -151,6 +155,7 @@ impl Config {
             subprocess_path,
             codegen_backend: None,
             variable_hook: None,
+            cell_runtime: None,
             build_envs: Default::default(),
         })
     }
@@ -653,6 +658,13 @@ impl EvalContext {
     /// `Config::variable_hook`); `None` for none.
     pub fn set_variable_hook(&mut self, hook: Option<String>) {
         self.committed_state.config.variable_hook = hook;
+    }
+
+    /// tensorbook patch 7: the module cells take their variable store and panic guard from
+    /// (see `Config::cell_runtime`), e.g. `my_crate::cell_runtime`; `None` compiles them into
+    /// every cell as upstream does.
+    pub fn set_cell_runtime(&mut self, path: Option<String>) {
+        self.committed_state.config.cell_runtime = path;
     }
 
     /// tensorbook patch 6: each variable's name, type and whether it was declared `mut`.
@@ -1676,11 +1688,19 @@ impl ContextState {
         if self.allow_question_mark {
             code = code.add_all(self.error_trait_code(false));
         }
+        // tensorbook patch 7: the store and the panic guard come from a prebuilt library when
+        // the session links one; compiling them into each cell was most of rustc's time on it.
+        let cell_runtime = self.cell_runtime();
         if needs_variable_store {
-            code = code
-                .generated("mod evcxr_internal_runtime {")
-                .generated(include_str!("evcxr_internal_runtime.rs"))
-                .generated("}");
+            code = match cell_runtime {
+                Some(path) => code.generated(format!(
+                    "mod evcxr_internal_runtime {{ pub use ::{path}::*; }}"
+                )),
+                None => code
+                    .generated("mod evcxr_internal_runtime {")
+                    .generated(include_str!("evcxr_internal_runtime.rs"))
+                    .generated("}"),
+            };
         }
         code = code.generated("#[unsafe(no_mangle)]").generated(format!(
             "pub extern \"C\" fn {}(",
@@ -1729,7 +1749,18 @@ impl ContextState {
                 .add_all(user_code)
                 .generated("Ok(())})();");
         }
-        if compilation_mode == CompilationMode::RunAndCatchPanics {
+        if compilation_mode == CompilationMode::RunAndCatchPanics
+            && let Some(path) = cell_runtime
+        {
+            // A boxed `FnOnce` keeps the closure's captures as they were (a cell may move a
+            // variable); `let _` takes whatever the code's last expression was.
+            code = code
+                .generated(format!("if ::{path}::run_catching(Box::new(|| {{ let _ = {{"))
+                .add_all(user_code)
+                .generated("}; })) {")
+                .generated(format!("    println!(\"{PANIC_NOTIFICATION}\");"))
+                .generated("}");
+        } else if compilation_mode == CompilationMode::RunAndCatchPanics {
             if needs_variable_store {
                 code = code
                     .generated("match std::panic::catch_unwind(")
@@ -1824,6 +1855,17 @@ impl ContextState {
         self.stored_variable_states
             .iter()
             .filter(|(name, _)| referenced.contains(name.as_str()))
+    }
+
+    /// tensorbook patch 7: `Config::cell_runtime` once its crate is one of the session's
+    /// dependencies (before that, cells cannot name it).
+    fn cell_runtime(&self) -> Option<&str> {
+        let path = self.config.cell_runtime.as_deref()?;
+        let krate = path.split("::").next()?;
+        self.external_deps
+            .keys()
+            .any(|name| name.replace('-', "_") == krate)
+            .then_some(path)
     }
 
     fn current_user_fn_name(&self) -> String {
