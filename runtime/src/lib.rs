@@ -26,6 +26,7 @@ pub mod backend;
 pub mod bench;
 pub mod buffer;
 pub mod buffer_pool;
+pub mod cell_runtime;
 pub mod client;
 pub mod contract;
 pub mod create;

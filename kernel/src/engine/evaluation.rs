@@ -276,6 +276,9 @@ pub(crate) fn run(
     let started = runtime_sources().and_then(|()| {
         evcxr::CommandContext::new()
             .and_then(|(mut ctx, outputs)| {
+                // Cells call the runtime's compiled variable store instead of compiling evcxr's
+                // into each one (vendored evcxr patch 7).
+                ctx.set_cell_runtime(Some("tensorbook::cell_runtime".into()));
                 if vault.is_some() {
                     ctx.set_variable_hook(Some("tensorbook::keep_variables".into()));
                 }

@@ -20,6 +20,9 @@ pub const EVCXR_INPUT_REQUEST: &str = "EVCXR_INPUT_REQUEST";
 pub const EVCXR_INPUT_REQUEST_PASSWORD: &str = "EVCXR_INPUT_REQUEST_PASSWORD";
 /// evcxr: printed on stderr after a cell returned an error through `?`.
 pub const EVCXR_ERROR_OCCURRED: &str = "EVCXR_ERROR_OCCURRED";
+/// evcxr: printed (with the variable's name after it) when a stored variable's type was
+/// redefined.
+pub const EVCXR_VARIABLE_CHANGED_TYPE: &str = "EVCXR_VARIABLE_CHANGED_TYPE:";
 /// evcxr: printed on stdout after every cell.
 pub const EVCXR_EXECUTION_COMPLETE: &str = "EVCXR_EXECUTION_COMPLETE";
 

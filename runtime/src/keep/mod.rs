@@ -11,6 +11,7 @@
 
 pub mod value;
 
+use std::mem::ManuallyDrop;
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
@@ -32,7 +33,7 @@ pub use value::KeptValue;
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One variable as a cell hands it over.
-pub struct Captured {
+struct Captured {
     name: String,
     type_name: &'static str,
     what: What,
@@ -44,10 +45,83 @@ enum What {
     Lost(String),
 }
 
-impl Captured {
-    /// The variable's name.
-    pub fn name(&self) -> &str {
-        &self.name
+/// The variables of one cell, gathered by [`keep_variables!`](crate::keep_variables).
+///
+/// Its methods are not generic on purpose: the macro expands in every cell, and each generic
+/// line it instantiates there is compiled again for every cell (the first version, which built
+/// a `Vec` of captures and formatted messages in the cell, cost ~40 ms of rustc per cell).
+/// The captures sit in a `ManuallyDrop` so that the cell's drop glue for a `Batch` (needed
+/// should a capture panic) is one call of the `Drop` impl below, compiled here, not the glue
+/// of `Vec<Captured>`, tensors and strings compiled into the cell.
+#[derive(Default)]
+pub struct Batch {
+    captured: ManuallyDrop<Vec<Captured>>,
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        // SAFETY: `captured` is not used again; `send` takes it out before the batch drops.
+        unsafe { ManuallyDrop::drop(&mut self.captured) }
+    }
+}
+
+impl Batch {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A tensor, kept with its memory.
+    pub fn tensor(&mut self, name: &str, tensor: &Tensor) {
+        self.push(
+            name,
+            std::any::type_name::<Tensor>(),
+            What::Tensor(tensor.clone()),
+        );
+    }
+
+    /// A plain value of `bytes` bytes, kept as the text `encode` gives, up to
+    /// [`value::MAX_BYTES`].
+    pub fn value(
+        &mut self,
+        name: &str,
+        type_name: &'static str,
+        bytes: usize,
+        encode: &dyn Fn() -> String,
+    ) {
+        let what = if bytes > value::MAX_BYTES {
+            What::Lost(format!(
+                "{bytes} bytes, more than the {} kept for a plain value (a tensor keeps any size)",
+                value::MAX_BYTES
+            ))
+        } else {
+            What::Plain(encode())
+        };
+        self.push(name, type_name, what);
+    }
+
+    /// Anything else: named as lost, with its type.
+    pub fn other(&mut self, name: &str, type_name: &'static str) {
+        self.push(
+            name,
+            type_name,
+            What::Lost(
+                "only tensors, numbers, bool, char, String and Vecs of numbers are kept".into(),
+            ),
+        );
+    }
+
+    fn push(&mut self, name: &str, type_name: &'static str, what: What) {
+        self.captured.push(Captured {
+            name: name.to_string(),
+            type_name,
+            what,
+        });
+    }
+
+    /// Hands the batch to the kernel; never fails the cell (a problem is printed on stderr).
+    pub fn send(mut self) {
+        send(std::mem::take(&mut *self.captured));
     }
 }
 
@@ -56,7 +130,7 @@ impl Captured {
 /// `ViaValue` (on `&Probe`), then `ViaOther` (on `Probe`), so each variable takes the most
 /// specific way its type allows.
 pub mod probe {
-    use super::{Captured, KeptValue, What};
+    use super::{Batch, KeptValue};
     use crate::tensor::Tensor;
 
     /// A variable being looked at.
@@ -64,57 +138,39 @@ pub mod probe {
 
     /// Tensors: kept with their memory.
     pub trait ViaTensor {
-        /// What is kept of the variable `name`.
-        fn capture(&self, name: &str) -> Captured;
+        /// Adds the variable `name` to `batch`.
+        fn capture(&self, name: &str, batch: &mut Batch);
     }
     impl ViaTensor for &&Probe<'_, Tensor> {
-        fn capture(&self, name: &str) -> Captured {
-            Captured {
-                name: name.to_string(),
-                type_name: std::any::type_name::<Tensor>(),
-                what: What::Tensor(self.0.clone()),
-            }
+        fn capture(&self, name: &str, batch: &mut Batch) {
+            batch.tensor(name, self.0);
         }
     }
 
     /// Plain values: kept as text, up to [`super::value::MAX_BYTES`].
     pub trait ViaValue {
-        /// What is kept of the variable `name`.
-        fn capture(&self, name: &str) -> Captured;
+        /// Adds the variable `name` to `batch`.
+        fn capture(&self, name: &str, batch: &mut Batch);
     }
     impl<T: KeptValue> ViaValue for &Probe<'_, T> {
-        fn capture(&self, name: &str) -> Captured {
-            let bytes = self.0.bytes();
-            let what = if bytes > super::value::MAX_BYTES {
-                What::Lost(format!(
-                    "{bytes} bytes, more than the {} kept for a plain value (a tensor keeps any size)",
-                    super::value::MAX_BYTES
-                ))
-            } else {
-                What::Plain(self.0.encode())
-            };
-            Captured {
-                name: name.to_string(),
-                type_name: std::any::type_name::<T>(),
-                what,
-            }
+        #[inline]
+        fn capture(&self, name: &str, batch: &mut Batch) {
+            let value = self.0;
+            batch.value(name, std::any::type_name::<T>(), value.bytes(), &|| {
+                value.encode()
+            });
         }
     }
 
     /// Everything else: named as lost.
     pub trait ViaOther {
-        /// What is kept of the variable `name`.
-        fn capture(&self, name: &str) -> Captured;
+        /// Adds the variable `name` to `batch`.
+        fn capture(&self, name: &str, batch: &mut Batch);
     }
     impl<T: ?Sized> ViaOther for Probe<'_, T> {
-        fn capture(&self, name: &str) -> Captured {
-            Captured {
-                name: name.to_string(),
-                type_name: std::any::type_name::<T>(),
-                what: What::Lost(
-                    "only tensors, numbers, bool, char, String and Vecs of numbers are kept".into(),
-                ),
-            }
+        #[inline]
+        fn capture(&self, name: &str, batch: &mut Batch) {
+            batch.other(name, std::any::type_name::<T>());
         }
     }
 }
@@ -127,14 +183,14 @@ macro_rules! keep_variables {
     ($(($name:expr, $value:expr)),* $(,)?) => {{
         #[allow(unused_imports)]
         use $crate::keep::probe::{ViaOther as _, ViaTensor as _, ViaValue as _};
-        $crate::keep::send(::std::vec![
-            $((&&&$crate::keep::probe::Probe($value)).capture($name)),*
-        ]);
+        let mut batch = $crate::keep::Batch::new();
+        $((&&&$crate::keep::probe::Probe($value)).capture($name, &mut batch);)*
+        batch.send();
     }};
 }
 
 /// Sends captured variables to the kernel (see [`keep_variables!`](crate::keep_variables)).
-pub fn send(captured: Vec<Captured>) {
+fn send(captured: Vec<Captured>) {
     let Some(path) = env::path(env::KEEP_SOCKET) else {
         return;
     };
