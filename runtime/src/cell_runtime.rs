@@ -110,11 +110,6 @@ impl VariableStore {
             None => panic!("Variable '{name}' has gone missing"),
         }
     }
-
-    /// Moves every variable of `other` into this store.
-    pub fn merge(&mut self, mut other: VariableStore) {
-        self.variables.extend(other.variables.drain());
-    }
 }
 
 #[cold]
