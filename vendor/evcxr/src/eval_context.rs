@@ -19,11 +19,13 @@ use crate::errors::SpannedMessage;
 use crate::errors::bail;
 use crate::evcxr_internal_runtime;
 use crate::item;
+use crate::mir_types::MirType;
 use crate::module::Module;
 use crate::module::SoFile;
 use crate::runtime;
 use crate::rust_analyzer::Completions;
 use crate::rust_analyzer::RustAnalyzer;
+use crate::rust_analyzer::SharedAnalyzer;
 use crate::rust_analyzer::TypeName;
 use crate::rust_analyzer::VariableInfo;
 use crate::toml_parse;
@@ -39,6 +41,7 @@ use regex::Regex;
 use std::collections::HashMap;
 use std::collections::HashSet;
 use std::ffi::OsString;
+use std::fs;
 use std::path::Path;
 use std::path::PathBuf;
 use std::process::Command;
@@ -58,7 +61,7 @@ pub struct EvalContext {
     module: Module,
     committed_state: ContextState,
     stdout_sender: crossbeam_channel::Sender<String>,
-    analyzer: RustAnalyzer,
+    analyzer: SharedAnalyzer,
     initial_config: Config,
 }
 
@@ -109,6 +112,10 @@ pub(crate) struct Config {
     /// variable store and panic guard of `evcxr_internal_runtime.rs` compiled once, with only
     /// small generic shims left to each cell; used once the crate is a dependency.
     pub(crate) cell_runtime: Option<String>,
+    /// tensorbook patch 8: new variables' types come from the MIR of the build that runs the
+    /// cell (`crate::mir_types`), and rust-analyzer is only asked when that has no nameable
+    /// type; otherwise (upstream) rust-analyzer names them before the cell compiles.
+    pub(crate) types_from_rustc: bool,
 }
 
 fn create_initial_config(tmpdir: PathBuf, subprocess_path: PathBuf) -> Result<Config> {
@@ -156,6 +163,7 @@ impl Config {
             codegen_backend: None,
             variable_hook: None,
             cell_runtime: None,
+            types_from_rustc: true,
             build_envs: Default::default(),
         })
     }
@@ -227,7 +235,7 @@ impl Config {
             );
         }
 
-        if command_name == "build" || command_name == "check" {
+        if command_name == "build" || command_name == "check" || command_name == "rustc" {
             command
                 .arg("--target")
                 .arg(&self.target)
@@ -439,7 +447,7 @@ impl EvalContext {
         let tmpdir_var = parsed_config.get_tmp_dir()?;
         let tmpdir_path = tmpdir_var.get_path()?;
         let opt_tmpdir = tmpdir_var.get_opt_tmpdir();
-        let analyzer = RustAnalyzer::new(&tmpdir_path)?;
+        let analyzer = SharedAnalyzer::new(RustAnalyzer::new(&tmpdir_path)?);
         let module = Module::new()?;
         let mut initial_config =
             create_initial_config(tmpdir_path, subprocess_command.get_program().into())?;
@@ -590,8 +598,10 @@ impl EvalContext {
             println!("=========\n{s}\n==========");
         }
 
-        self.analyzer.set_source(code.code_string())?;
-        let mut completions = self.analyzer.completions(wrapped_offset)?;
+        let mut analyzer = self.analyzer.lock();
+        analyzer.set_source(code.code_string())?;
+        let mut completions = analyzer.completions(wrapped_offset)?;
+        drop(analyzer);
         completions.start_offset = code.output_offset_to_user_offset(completions.start_offset)?;
         completions.end_offset = code.output_offset_to_user_offset(completions.end_offset)?;
         // Filter internal identifiers.
@@ -617,11 +627,13 @@ impl EvalContext {
         let (user_code, code_info) = CodeBlock::from_original_user_code(&modified_code);
         let user_code = state.apply(user_code, &code_info.nodes)?;
         let pad_code = state.analysis_code(user_code);
-        self.analyzer.set_source(pad_code.code_string())?;
+        let mut analyzer = self.analyzer.lock();
+        analyzer.set_source(pad_code.code_string())?;
         let wrapped_offset = pad_code.user_offset_to_output_offset(hover_offset)? as u32;
         let text_range = TextRange::new(wrapped_offset.into(), wrapped_offset.into());
-        let hover_text = self.analyzer.hover(text_range, false)?;
-        let hover_markdown = self.analyzer.hover(text_range, true)?;
+        let hover_text = analyzer.hover(text_range, false)?;
+        let hover_markdown = analyzer.hover(text_range, true)?;
+        drop(analyzer);
         match (hover_text, hover_markdown) {
             (Some(data_text), Some(data_markdown)) => Ok((
                 data_text.info.markup.into(),
@@ -726,12 +738,22 @@ impl EvalContext {
         for variable_state in state.variable_states.values_mut() {
             // This span only makes sense when the variable is first defined.
             variable_state.definition_span = None;
+            // tensorbook patch 8: only a new variable takes its type from its literal.
+            variable_state.from_literal = false;
         }
         state
             .stored_variable_states
             .clone_from(&state.variable_states);
         state.commit_old_user_code();
         self.committed_state = state;
+        if self.committed_state.config.types_from_rustc {
+            // tensorbook patch 8: completion and hover then find rust-analyzer caught up.
+            self.analyzer.warm(
+                self.committed_state
+                    .analysis_code(CodeBlock::new())
+                    .code_string(),
+            );
+        }
     }
 
     fn run_statements(
@@ -743,8 +765,26 @@ impl EvalContext {
         callbacks: &mut EvalCallbacks,
     ) -> Result<EvalOutputs, Error> {
         self.write_cargo_toml(state)?;
+        // tensorbook patch 8: with types from rustc, rust-analyzer is only asked after the build,
+        // for what rustc's MIR did not name (`name_variable_types`).
+        if state.config.types_from_rustc {
+            // tensorbook patch 8: a literal's default type holds only if nothing else in the
+            // cell names the variable (`let x = 1; let y: u8 = x;` makes `x` a u8).
+            let text = user_code.code_string();
+            for (name, variable) in state.variable_states.iter_mut() {
+                if variable.from_literal
+                    && variable.move_state == VariableMoveState::New
+                    && crate::literal_type::occurrences(&text, name) > 1
+                {
+                    variable.type_name.clear();
+                    variable.from_literal = false;
+                }
+            }
+        }
         let analysis_code = state.analysis_code(user_code.clone());
-        if let Err(errors) = self.fix_variable_types(state, analysis_code) {
+        if !state.config.types_from_rustc
+            && let Err(errors) = self.fix_variable_types(state, analysis_code)
+        {
             let mut check_res = self.check(user_code.clone(), state.clone(), code_info)?;
             if !check_res.is_empty() {
                 // Do one round of trying to fix errors, otherwise code like the following can end
@@ -840,8 +880,15 @@ impl EvalContext {
         phases: &mut PhaseDetailsBuilder,
         callbacks: &mut EvalCallbacks,
     ) -> Result<ExecutionArtifacts, Error> {
-        let code = state.code_to_compile(user_code, compilation_mode);
-        let so_file = self.module.compile(&code, &state.config)?;
+        let code = state.code_to_compile(user_code.clone(), compilation_mode);
+        // tensorbook patch 8: MIR costs rustc ~20 ms; only a cell with a variable whose type
+        // is still unknown has it printed.
+        let emit_mir = state.config.types_from_rustc
+            && state
+                .variable_states
+                .values()
+                .any(|v| v.move_state == VariableMoveState::New && v.type_name.is_empty());
+        let so_file = self.module.compile(&code, &state.config, emit_mir)?;
 
         if compilation_mode == CompilationMode::NoCatchExpectError {
             // Uh-oh, caller was expecting an error, return OK and the caller can return the
@@ -851,6 +898,7 @@ impl EvalContext {
             });
         }
         phases.phase_complete("Final compile");
+        self.name_variable_types(state, user_code)?;
 
         let output = self.run_and_capture_output(state, &so_file, callbacks)?;
         Ok(ExecutionArtifacts { output })
@@ -862,19 +910,82 @@ impl EvalContext {
         Ok(())
     }
 
+    /// tensorbook patch 8: names the types of the new variables that the build stored with an
+    /// inferred type, before the cell runs: from the build's MIR where it has a type a later
+    /// cell can write, from rust-analyzer otherwise.
+    fn name_variable_types(
+        &mut self,
+        state: &mut ContextState,
+        user_code: CodeBlock,
+    ) -> Result<(), Error> {
+        let unnamed: Vec<String> = state
+            .variable_states
+            .iter()
+            .filter(|(_, v)| v.move_state == VariableMoveState::New && v.type_name.is_empty())
+            .map(|(name, _)| name.clone())
+            .collect();
+        if unnamed.is_empty() {
+            return Ok(());
+        }
+        let mut from_rustc = if state.config.types_from_rustc {
+            fs::read_to_string(crate::module::mir_path(&state.config))
+                .map(|mir| crate::mir_types::variable_types(&mir))
+                .unwrap_or_default()
+        } else {
+            HashMap::new()
+        };
+        let mut rest = Vec::new();
+        for name in unnamed {
+            match from_rustc.remove(&name) {
+                Some(MirType::Nameable(type_name)) => {
+                    let type_name = crate::mir_types::shorten_prelude_paths(&type_name, |name| {
+                        state.items_by_name.contains_key(name)
+                    });
+                    if let Some(variable) = state.variable_states.get_mut(&name) {
+                        variable.type_name = replace_reserved_words_in_type(&type_name);
+                    }
+                }
+                Some(MirType::Closure(_)) => return Err(closure_error(&name)),
+                Some(MirType::Unnameable(_)) | None => rest.push(name),
+            }
+        }
+        if rest.is_empty() {
+            return Ok(());
+        }
+        let analysis_code = state.analysis_code(user_code);
+        self.fix_variable_types(state, analysis_code)?;
+        for name in rest {
+            if state
+                .variable_states
+                .get(&name)
+                .is_some_and(|v| v.type_name.is_empty())
+            {
+                bail!(
+                    "Couldn't automatically determine type of variable `{}`.\n\
+                     Please give it an explicit type.",
+                    name
+                );
+            }
+        }
+        Ok(())
+    }
+
     fn fix_variable_types(
         &mut self,
         state: &mut ContextState,
         code: CodeBlock,
     ) -> Result<(), Error> {
-        self.analyzer.set_source(code.code_string())?;
+        let mut analyzer = self.analyzer.lock();
+        analyzer.set_source(code.code_string())?;
+        let variables = analyzer.top_level_variables("evcxr_analysis_wrapper");
+        drop(analyzer);
         for (
             variable_name,
             VariableInfo {
                 type_name,
                 is_mutable,
             },
-        ) in self.analyzer.top_level_variables("evcxr_analysis_wrapper")
+        ) in variables
         {
             // We don't want to try to store evcxr_variable_store into itself, so we ignore it.
             if variable_name == "evcxr_variable_store" {
@@ -882,14 +993,7 @@ impl EvalContext {
             }
             let type_name = match type_name {
                 TypeName::Named(x) => x,
-                TypeName::Closure => bail!(
-                    "The variable `{}` is a closure, which cannot be persisted.\n\
-                     You can however persist closures if you box them. e.g.:\n\
-                     let f: Box<dyn Fn()> = Box::new(|| {{println!(\"foo\")}});\n\
-                     Alternatively, you can prevent evcxr from attempting to persist\n\
-                     the variable by wrapping your code in braces.",
-                    variable_name
-                ),
+                TypeName::Closure => return Err(closure_error(&variable_name)),
                 TypeName::Unknown => bail!(
                     "Couldn't automatically determine type of variable `{}`.\n\
                      Please give it an explicit type.",
@@ -904,6 +1008,7 @@ impl EvalContext {
                 .entry(variable_name)
                 .or_insert_with(|| VariableState {
                     type_name: String::new(),
+                    from_literal: false,
                     is_mut: is_mutable,
                     move_state: VariableMoveState::New,
                     definition_span: None,
@@ -1102,6 +1207,16 @@ impl EvalContext {
     }
 }
 
+fn closure_error(variable_name: &str) -> Error {
+    Error::Message(format!(
+        "The variable `{variable_name}` is a closure, which cannot be persisted.\n\
+         You can however persist closures if you box them. e.g.:\n\
+         let f: Box<dyn Fn()> = Box::new(|| {{println!(\"foo\")}});\n\
+         Alternatively, you can prevent evcxr from attempting to persist\n\
+         the variable by wrapping your code in braces."
+    ))
+}
+
 fn non_persistable_type_error(variable_name: &str, actual_type: &str) -> Result<(), Error> {
     bail!(
         "The variable `{}` has type `{}` which cannot be persisted.\n\
@@ -1223,6 +1338,9 @@ impl EvalOutputs {
 #[derive(Clone, Debug)]
 struct VariableState {
     type_name: String,
+    /// tensorbook patch 8: `type_name` is what a literal initializer's type would be if
+    /// nothing else in the cell constrains it (`crate::literal_type`).
+    from_literal: bool,
     is_mut: bool,
     move_state: VariableMoveState,
     definition_span: Option<UserCodeSpan>,
@@ -1800,22 +1918,32 @@ impl ContextState {
         let mut statements = CodeBlock::new();
         for (var_name, var_state) in &self.variable_states {
             if var_state.move_state == move_state && referenced.contains(var_name.as_str()) {
-                statements.pack_variable(
-                    var_name.clone(),
+                // tensorbook patch 6: the hook call is part of the variable's segment, so an
+                // error in it (the variable was moved) is fixed like one in the put.
+                let hook = self
+                    .config
+                    .variable_hook
+                    .as_ref()
+                    .map(|hook| format!("{hook}!((stringify!({var_name}), &{var_name})); "))
+                    .unwrap_or_default();
+                // Note, we use stringify instead of quoting ourselves since it results in
+                // better errors if the user forgets to close a double-quote in their code.
+                let put = if var_state.type_name.is_empty() {
+                    // tensorbook patch 8: rustc infers the type; the `&mut` binding is where
+                    // its MIR names it (`crate::mir_types`).
+                    let stored = format!("_evcxr_stored_{var_name}");
                     format!(
-                        // Note, we use stringify instead of quoting ourselves since it results in
-                        // better errors if the user forgets to close a double-quote in their code.
-                        // tensorbook patch 6: the hook call is part of the variable's segment, so
-                        // an error in it (the variable was moved) is fixed like one in the put.
-                        "{}evcxr_variable_store.put_variable::<{}>(stringify!({var_name}), {var_name});",
-                        self.config
-                            .variable_hook
-                            .as_ref()
-                            .map(|hook| format!("{hook}!((stringify!({var_name}), &{var_name})); "))
-                            .unwrap_or_default(),
+                        "let mut {stored} = {var_name}; let {}{var_name} = &mut {stored}; \
+                         evcxr_variable_store.put_variable(stringify!({var_name}), {stored});",
+                        crate::mir_types::TYPE_BINDING_PREFIX
+                    )
+                } else {
+                    format!(
+                        "evcxr_variable_store.put_variable::<{}>(stringify!({var_name}), {var_name});",
                         var_state.type_name
-                    ),
-                );
+                    )
+                };
+                statements.pack_variable(var_name.clone(), format!("{hook}{put}"));
             }
         }
         statements
@@ -1916,7 +2044,20 @@ impl ContextState {
             };
             if let Some(let_stmt) = ast::LetStmt::cast(node.clone()) {
                 if let Some(pat) = let_stmt.pat() {
-                    self.record_new_locals(pat, let_stmt.ty(), &segment, node.text_range());
+                    // tensorbook patch 8: `let NAME = <literals>;` has a type by Rust's rules.
+                    let literal = match (&pat, let_stmt.let_else()) {
+                        (ast::Pat::IdentPat(_), None) => let_stmt
+                            .initializer()
+                            .and_then(|expr| crate::literal_type::literal_type(&expr)),
+                        _ => None,
+                    };
+                    self.record_new_locals(
+                        pat,
+                        let_stmt.ty(),
+                        literal,
+                        &segment,
+                        node.text_range(),
+                    );
                     code_out = code_out.with_segment(segment);
                 }
             } else if ast::Attr::can_cast(node.kind()) {
@@ -2079,28 +2220,31 @@ impl ContextState {
         &mut self,
         pat: ast::Pat,
         opt_ty: Option<ast::Type>,
+        literal: Option<String>,
         segment: &Segment,
         let_stmt_range: TextRange,
     ) {
         match pat {
-            ast::Pat::IdentPat(ident) => self.record_local(ident, opt_ty, segment, let_stmt_range),
+            ast::Pat::IdentPat(ident) => {
+                self.record_local(ident, opt_ty, literal, segment, let_stmt_range)
+            }
             ast::Pat::RecordPat(ref pat_struct) => {
                 if let Some(record_fields) = pat_struct.record_pat_field_list() {
                     for field in record_fields.fields() {
                         if let Some(pat) = field.pat() {
-                            self.record_new_locals(pat, None, segment, let_stmt_range);
+                            self.record_new_locals(pat, None, None, segment, let_stmt_range);
                         }
                     }
                 }
             }
             ast::Pat::TuplePat(ref pat_tuple) => {
                 for pat in pat_tuple.fields() {
-                    self.record_new_locals(pat, None, segment, let_stmt_range);
+                    self.record_new_locals(pat, None, None, segment, let_stmt_range);
                 }
             }
             ast::Pat::TupleStructPat(ref pat_tuple) => {
                 for pat in pat_tuple.fields() {
-                    self.record_new_locals(pat, None, segment, let_stmt_range);
+                    self.record_new_locals(pat, None, None, segment, let_stmt_range);
                 }
             }
             _ => {}
@@ -2111,6 +2255,7 @@ impl ContextState {
         &mut self,
         pat_ident: ast::IdentPat,
         opt_ty: Option<ast::Type>,
+        literal: Option<String>,
         segment: &Segment,
         let_stmt_range: TextRange,
     ) {
@@ -2121,15 +2266,21 @@ impl ContextState {
         // type, we'll use that for all variables in that assignment (probably
         // only correct if it's a single variable). This gives the user a way to
         // force the type if rustc is giving us a bad suggestion.
-        let type_name = match opt_ty {
-            Some(ty) if type_is_fully_specified(&ty) => format!("{}", AstNode::syntax(&ty).text()),
-            _ => "String".to_owned(),
+        // tensorbook patch 8: no type yet (empty) is stored through an inferred generic call and
+        // named after the build, from rustc's MIR or else by rust-analyzer.
+        let (type_name, from_literal) = match (opt_ty, literal) {
+            (Some(ty), _) if type_is_fully_specified(&ty) => {
+                (format!("{}", AstNode::syntax(&ty).text()), false)
+            }
+            (None, Some(literal)) if self.config.types_from_rustc => (literal, true),
+            _ => (String::new(), false),
         };
         if let Some(name) = ast::HasName::name(&pat_ident) {
             self.variable_states.insert(
                 name.text().to_string(),
                 VariableState {
                     type_name,
+                    from_literal,
                     is_mut: pat_ident.mut_token().is_some(),
                     // All new locals will initially be defined only inside our catch_unwind
                     // block.

@@ -21,6 +21,8 @@ mod eval_context;
 #[allow(dead_code)]
 mod evcxr_internal_runtime;
 mod item;
+mod literal_type;
+mod mir_types;
 mod module;
 mod runtime;
 mod rust_analyzer;

@@ -179,24 +179,36 @@ impl Module {
         &mut self,
         code_block: &CodeBlock,
         config: &Config,
+        emit_mir: bool,
     ) -> Result<SoFile, Error> {
         if self.last_allow_static == Some(!config.allow_static_linking) {
             // If allow_static_linking has changed, then we need to rebuild everything.
             config.cargo_command("clean").output()?;
         }
         self.last_allow_static = Some(config.allow_static_linking);
-        let command = config.cargo_command("build");
+        let command = if config.types_from_rustc {
+            config.cargo_command("rustc")
+        } else {
+            config.cargo_command("build")
+        };
         if config.time_passes && config.toolchain != "nightly" {
             bail!("time_passes option requires nightly compiler");
         }
 
         self.write_code(code_block, config)?;
+        // tensorbook patch 8: a MIR file left by an earlier cell must not name this one's types.
+        let mir = mir_path(config);
+        match fs::remove_file(&mir) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => return Err(error.into()),
+        }
 
         let next_build_num = self.build_num + 1;
         let key = direct_rustc::key(&command, config.crate_dir());
         let direct = match self.recorded_rustc.as_ref() {
             Some(recorded) if recorded.is_valid_for(&key) => {
-                compile_directly(recorded, code_block)?
+                compile_directly(recorded, code_block, emit_mir)?
             }
             _ => None,
         };
@@ -234,6 +246,14 @@ impl Module {
         let record = direct_rustc::can_record(&command, &config.cargo_path);
         if record {
             command.arg("-vv");
+        }
+        if config.types_from_rustc {
+            // Extra arguments of `cargo rustc` reach the session crate's rustc only, so the
+            // dependencies' fingerprints stay as `cargo build` left them; the recorded command
+            // (patch 3) then writes the MIR too.
+            command
+                .arg("--")
+                .arg(format!("--emit=mir={}", mir_path(config).display()));
         }
         let so_path_file = config.crate_dir().join(EXECUTION_SO_PATH_FILE);
         command.env(EXECUTION_SO_PATH_ENV, &so_path_file);
@@ -557,8 +577,14 @@ fn map_extern_arg(ext: &str) -> OsString {
 fn compile_directly(
     recorded: &direct_rustc::RecordedRustc,
     code_block: &CodeBlock,
+    emit_mir: bool,
 ) -> Result<Option<PathBuf>, Error> {
-    let Ok(output) = recorded.command().output() else {
+    // tensorbook patch 8: the recording carries the `--emit=mir=...` above, which is only
+    // kept for a cell that needs it.
+    let Ok(output) = recorded
+        .command(|arg| emit_mir || !arg.starts_with("--emit=mir="))
+        .output()
+    else {
         return Ok(None);
     };
     if output.status.code().is_none() {
@@ -706,6 +732,11 @@ fn errors_from_cargo_output(
         })
         .collect();
     (errors, non_json_error)
+}
+
+/// tensorbook patch 8: where a cell's build writes its MIR (see `crate::mir_types`).
+pub(crate) fn mir_path(config: &Config) -> PathBuf {
+    config.crate_dir().join("target").join("evcxr_cell.mir")
 }
 
 pub(crate) struct SoFile {

@@ -96,11 +96,11 @@ impl RecordedRustc {
                 .all(|(path, then)| modified(path) == *then)
     }
 
-    /// The recorded command, ready to run.
-    pub(crate) fn command(&self) -> Command {
+    /// The recorded command, ready to run, with the arguments that `keep` accepts.
+    pub(crate) fn command(&self, keep: impl Fn(&str) -> bool) -> Command {
         let mut command = Command::new(&self.program);
         command
-            .args(&self.args)
+            .args(self.args.iter().filter(|arg| keep(arg)))
             .envs(self.envs.iter().map(|(name, value)| (name, value)))
             .current_dir(&self.cwd);
         command
