@@ -47,6 +47,14 @@ impl CommandContext {
         Ok((command_context, eval_context_outputs))
     }
 
+    /// tensorbook patch 9: a context whose first build is the caller's first evaluation (see
+    /// `EvalContext::new_unchecked`); run that evaluation before asking for completions.
+    pub fn new_unchecked() -> Result<(CommandContext, EvalContextOutputs), Error> {
+        let (eval_context, eval_context_outputs) = EvalContext::new_unchecked()?;
+        let command_context = CommandContext::with_eval_context(eval_context);
+        Ok((command_context, eval_context_outputs))
+    }
+
     pub fn with_eval_context(eval_context: EvalContext) -> CommandContext {
         CommandContext {
             print_timings: false,

@@ -440,7 +440,40 @@ impl EvalContext {
         (context, outputs)
     }
 
+    /// tensorbook patch 9: a context that has built nothing yet. `new` first evaluates `42`
+    /// (a cargo build of its own, ~0.5 s on two cores) to check the toolchain and to have a
+    /// Cargo.toml for rust-analyzer; a caller whose first evaluation follows at once (a
+    /// prelude with `:dep`s) gets the same check from that evaluation and saves the build.
+    pub fn new_unchecked() -> Result<(EvalContext, EvalContextOutputs), Error> {
+        fix_path();
+        let current_exe = std::env::current_exe()?;
+        Self::with_subprocess_command_unchecked(std::process::Command::new(current_exe))
+    }
+
     pub fn with_subprocess_command(
+        subprocess_command: std::process::Command,
+    ) -> Result<(EvalContext, EvalContextOutputs), Error> {
+        let (mut context, outputs) = Self::with_subprocess_command_unchecked(subprocess_command)?;
+        if context.committed_state.linker() == "lld" && context.eval("42").is_err() {
+            context.committed_state.set_linker("system".to_owned());
+        } else {
+            // We need to eval something anyway, otherwise rust-analyzer crashes when trying to get
+            // completions. Not 100% sure. Just writing Cargo.toml isn't sufficient.
+            if let Err(error) = context.eval("42") {
+                drop(context);
+                let mut stderr = String::new();
+                while let Ok(line) = outputs.stderr.recv() {
+                    stderr.push_str(&line);
+                    stderr.push('\n');
+                }
+                return Err(format!("{stderr}{error}").into());
+            }
+        }
+        context.initial_config = context.committed_state.config.clone();
+        Ok((context, outputs))
+    }
+
+    fn with_subprocess_command_unchecked(
         mut subprocess_command: std::process::Command,
     ) -> Result<(EvalContext, EvalContextOutputs), Error> {
         let parsed_config = toml_parse::ConfigToml::find_then_parse()?;
@@ -458,7 +491,7 @@ impl EvalContext {
         let (stderr_sender, stderr_receiver) = crossbeam_channel::unbounded();
         let child_process = ChildProcess::new(subprocess_command, stderr_sender)?;
         let initial_state = ContextState::new(initial_config.clone());
-        let mut context = EvalContext {
+        let context = EvalContext {
             _tmpdir: opt_tmpdir,
             committed_state: initial_state,
             module,
@@ -471,22 +504,6 @@ impl EvalContext {
             stdout: stdout_receiver,
             stderr: stderr_receiver,
         };
-        if context.committed_state.linker() == "lld" && context.eval("42").is_err() {
-            context.committed_state.set_linker("system".to_owned());
-        } else {
-            // We need to eval something anyway, otherwise rust-analyzer crashes when trying to get
-            // completions. Not 100% sure. Just writing Cargo.toml isn't sufficient.
-            if let Err(error) = context.eval("42") {
-                drop(context);
-                let mut stderr = String::new();
-                while let Ok(line) = outputs.stderr.recv() {
-                    stderr.push_str(&line);
-                    stderr.push('\n');
-                }
-                return Err(format!("{stderr}{error}").into());
-            }
-        }
-        context.initial_config = context.committed_state.config.clone();
         Ok((context, outputs))
     }
 
