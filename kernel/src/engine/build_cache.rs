@@ -268,23 +268,70 @@ impl SessionDir {
     }
 }
 
-/// Copies a directory tree keeping modification times: cargo decides freshness by comparing
-/// them, and a copy with new times in the wrong order would rebuild everything.
+/// Copies a session's directory tree for another session, keeping modification times: cargo
+/// decides freshness by comparing them, and a copy with new times in the wrong order would
+/// rebuild everything. The dependencies' compiled libraries (most of the ~330 MB) are
+/// hard-linked, not copied: cargo and rustc never rewrite one in place (a rebuild writes a new
+/// file under the same name), and `cp -a` of the whole tree was ~0.7 s of a session's start on
+/// two cores. Dependencies' incremental caches are left out: they only serve a rebuild of the
+/// runtime, which a change of its sources brings with a new template anyway.
 fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
-    let status = Command::new("cp")
-        .arg("-a")
-        .arg(format!("{}/.", from.display()))
-        .arg(to)
-        .status()?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(io::Error::other(format!(
-            "cp -a {} {} failed ({status})",
-            from.display(),
-            to.display()
-        )))
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let source = entry.path();
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            if !is_dependency_incremental_cache(&source) {
+                copy_tree(&source, &target)?;
+            }
+        } else if kind.is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(&source)?, &target)?;
+        } else if !(is_dependency_library(&source) && fs::hard_link(&source, &target).is_ok()) {
+            copy_file(&source, &target)?;
+        }
     }
+    Ok(())
+}
+
+/// `fs::copy` keeps the permissions; the modification time is set from the source's.
+fn copy_file(source: &Path, target: &Path) -> io::Result<()> {
+    fs::copy(source, target)?;
+    let modified = fs::metadata(source)?.modified()?;
+    File::options()
+        .write(true)
+        .open(target)?
+        .set_modified(modified)
+}
+
+/// A compiled library of a dependency, in cargo's `deps` directory; not the session crate's
+/// (`ctx`, rebuilt by every cell) nor a cell's.
+fn is_dependency_library(path: &Path) -> bool {
+    let in_deps = path
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|dir| dir == "deps");
+    let library = path
+        .extension()
+        .is_some_and(|ext| ext == "rlib" || ext == "rmeta" || ext == "so");
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    in_deps && library && !name.starts_with("libctx") && !name.starts_with("libcode_")
+}
+
+/// `target/.../incremental/CRATE-HASH` of any crate but the session crate.
+fn is_dependency_incremental_cache(path: &Path) -> bool {
+    let in_incremental = path
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|dir| dir == "incremental");
+    in_incremental
+        && !path
+            .file_name()
+            .is_some_and(|name| name.to_string_lossy().starts_with("ctx-"))
 }
 
 /// The cache key: a hash of everything that changes what cargo builds for a session.
@@ -331,6 +378,52 @@ fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_copied_session_shares_dependency_libraries_and_keeps_times() {
+        use std::os::unix::fs::MetadataExt;
+        let from = tempfile::tempdir().unwrap();
+        let deps = from.path().join("target/x/debug/deps");
+        let incremental = from.path().join("target/x/debug/incremental");
+        for dir in [
+            deps.clone(),
+            incremental.join("tensorbook-1"),
+            incremental.join("ctx-1"),
+        ] {
+            fs::create_dir_all(dir).unwrap();
+        }
+        let files = [
+            deps.join("libgemm-1.rlib"),
+            deps.join("libtensorbook_dylib.so"),
+            deps.join("libctx.so"),
+            deps.join("gemm-1.d"),
+            incremental.join("tensorbook-1/query"),
+            incremental.join("ctx-1/query"),
+            from.path().join("Cargo.toml"),
+        ];
+        let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+        for file in &files {
+            fs::write(file, "x").unwrap();
+            File::options()
+                .write(true)
+                .open(file)
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
+        let to = tempfile::tempdir().unwrap();
+        copy_tree(from.path(), to.path()).unwrap();
+        let copied = |file: &Path| to.path().join(file.strip_prefix(from.path()).unwrap());
+        let inode = |file: &Path| fs::metadata(file).unwrap().ino();
+        for shared in &files[..2] {
+            assert_eq!(inode(shared), inode(&copied(shared)), "{shared:?}");
+        }
+        for own in [&files[2], &files[3], &files[5], &files[6]] {
+            assert_ne!(inode(own), inode(&copied(own)), "{own:?}");
+            assert_eq!(fs::metadata(copied(own)).unwrap().modified().unwrap(), old);
+        }
+        assert!(!copied(&files[4]).exists());
+    }
 
     #[test]
     fn the_key_changes_with_the_runtime_sources() {

@@ -222,20 +222,6 @@ fn restore(
     plan
 }
 
-/// Code whose completion makes rust-analyzer (inside evcxr) do the work a session's first `let`
-/// would otherwise wait for: inference, and the trait impls of every crate the cells can see.
-const WARM_UP: &str = "let _tensorbook_warm_up = 1; _tensorbook_warm_up.";
-
-/// Does the first cell's analysis while the person is still reading the notebook: the engine
-/// starts with the kernel, and measured on two cores this moves about 5 s out of the first cell
-/// (which then takes as long as any other). A cell sent at once waits no longer than before: it
-/// needs the same analysis, which rust-analyzer keeps.
-fn warm_analysis(ctx: &mut evcxr::CommandContext) {
-    if let Err(e) = ctx.completions(WARM_UP, WARM_UP.len()) {
-        log_line(&format!("analysis warm-up failed (cells still work): {e}"));
-    }
-}
-
 /// Byte offsets where evcxr's completion range lies, clamped to char boundaries of `code`.
 fn clamp(code: &str, mut at: usize) -> usize {
     at = at.min(code.len());
@@ -274,7 +260,8 @@ pub(crate) fn run(
     let report: Arc<Mutex<CellReport>> = Arc::default();
     let report_slot = Arc::clone(&report);
     let started = runtime_sources().and_then(|()| {
-        evcxr::CommandContext::new()
+        // Without evcxr's own first build (of `42`): the prelude is the first, ~0.5 s sooner.
+        evcxr::CommandContext::new_unchecked()
             .and_then(|(mut ctx, outputs)| {
                 // Cells call the runtime's compiled variable store instead of compiling evcxr's
                 // into each one (vendored evcxr patch 7).
@@ -321,7 +308,8 @@ pub(crate) fn run(
         }
     };
     *child_slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(ctx.process_handle());
-    warm_analysis(&mut ctx);
+    // rust-analyzer warms itself on a background thread after each cell (vendored evcxr
+    // patch 8): the first cell no longer waits for it.
     // Tensor descriptions for `:vars`, valid until the next cell runs.
     let mut described: Option<(u64, Vec<Variable>)> = None;
     let mut cells_run: u64 = 0;
