@@ -951,13 +951,25 @@ impl EvalContext {
         } else {
             HashMap::new()
         };
+        // Types read as the session writes them: its imports, then the prelude's names where
+        // the session defines no item of that name.
+        let mut names = crate::mir_types::imported_names(
+            state
+                .items_by_name
+                .iter()
+                .map(|(name, code)| (name.as_str(), code.code_string())),
+        );
+        names.extend(
+            crate::mir_types::PRELUDE_TYPES
+                .iter()
+                .filter(|(_, name)| !state.items_by_name.contains_key(*name))
+                .map(|(path, name)| (path.to_string(), name.to_string())),
+        );
         let mut rest = Vec::new();
         for name in unnamed {
             match from_rustc.remove(&name) {
                 Some(MirType::Nameable(type_name)) => {
-                    let type_name = crate::mir_types::shorten_prelude_paths(&type_name, |name| {
-                        state.items_by_name.contains_key(name)
-                    });
+                    let type_name = crate::mir_types::shorten_paths(&type_name, &names);
                     if let Some(variable) = state.variable_states.get_mut(&name) {
                         variable.type_name = replace_reserved_words_in_type(&type_name);
                     }

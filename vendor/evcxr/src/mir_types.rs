@@ -71,7 +71,7 @@ pub(crate) fn variable_types(mir: &str) -> HashMap<String, MirType> {
 }
 
 /// The standard prelude's types, which MIR prints by full path.
-const PRELUDE_TYPES: [(&str, &str); 5] = [
+pub(crate) const PRELUDE_TYPES: [(&str, &str); 5] = [
     ("std::option::Option", "Option"),
     ("std::result::Result", "Result"),
     ("std::string::String", "String"),
@@ -79,16 +79,13 @@ const PRELUDE_TYPES: [(&str, &str); 5] = [
     ("std::boxed::Box", "Box"),
 ];
 
-/// `ty` with the prelude's types by their bare names (as rust-analyzer, and a person, would
-/// write them), except a name that `is_shadowed` says the session defines itself.
-pub(crate) fn shorten_prelude_paths(ty: &str, is_shadowed: impl Fn(&str) -> bool) -> String {
+/// `ty` with each `(path, name)` of `names` written by its name, as rust-analyzer (and a
+/// person) would write it: the prelude's types and the session's imports.
+pub(crate) fn shorten_paths(ty: &str, names: &[(String, String)]) -> String {
     let mut ty = ty.to_owned();
-    for (path, name) in PRELUDE_TYPES {
-        if is_shadowed(name) {
-            continue;
-        }
+    for (path, name) in names {
         let mut from = 0;
-        while let Some(found) = ty[from..].find(path) {
+        while let Some(found) = ty[from..].find(path.as_str()) {
             let start = from + found;
             let end = start + path.len();
             let ident = |c: char| c.is_alphanumeric() || c == '_' || c == ':';
@@ -103,6 +100,25 @@ pub(crate) fn shorten_prelude_paths(ty: &str, is_shadowed: impl Fn(&str) -> bool
         }
     }
     ty
+}
+
+/// The `(path, name)` pairs of `use path;` and `use path as name;` statements.
+pub(crate) fn imported_names<'a>(
+    uses: impl Iterator<Item = (&'a str, String)>,
+) -> Vec<(String, String)> {
+    uses.filter_map(|(name, code)| {
+        let path = code.trim().strip_prefix("use ")?.strip_suffix(';')?.trim();
+        let path = match path.split_once(" as ") {
+            Some((path, alias)) if alias.trim() == name => path.trim(),
+            Some(_) => return None,
+            None if path.rsplit("::").next() == Some(name) => path,
+            None => return None,
+        };
+        let path = path.strip_prefix("::").unwrap_or(path);
+        path.contains("::")
+            .then(|| (path.to_owned(), name.to_owned()))
+    })
+    .collect()
 }
 
 /// `_12`, a plain local (not a field of a coroutine's state or a constant).
@@ -171,15 +187,33 @@ fn g() -> () {
     }
 
     #[test]
-    fn prelude_types_read_as_written() {
+    fn prelude_types_and_imports_read_as_written() {
+        let mut names: Vec<(String, String)> = PRELUDE_TYPES
+            .iter()
+            .filter(|(_, name)| *name != "String")
+            .map(|(path, name)| (path.to_string(), name.to_string()))
+            .collect();
+        names.extend(imported_names(
+            [
+                ("Jit", "use tensorbook::Jit;".to_owned()),
+                ("Map", "use std::collections::HashMap as Map;".to_owned()),
+                ("String", "use other::String;".to_owned()),
+                ("Bad", "use tensorbook::Jit as Other;".to_owned()),
+            ]
+            .into_iter(),
+        ));
         let ty = "std::option::Option<std::vec::Vec<std::string::String>>";
-        assert_eq!(shorten_prelude_paths(ty, |_| false), "Option<Vec<String>>");
         assert_eq!(
-            shorten_prelude_paths(ty, |name| name == "String"),
+            shorten_paths(ty, &names),
             "Option<Vec<std::string::String>>"
         );
-        let other = "my::std::vec::Vec<i32>, std::vec::VecDeque<i32>";
-        assert_eq!(shorten_prelude_paths(other, |_| false), other);
+        assert_eq!(shorten_paths("tensorbook::Jit", &names), "Jit");
+        assert_eq!(
+            shorten_paths("std::collections::HashMap<u8, other::String>", &names),
+            "Map<u8, String>"
+        );
+        let other = "my::std::vec::Vec<i32>, std::vec::VecDeque<i32>, tensorbook::Jitter";
+        assert_eq!(shorten_paths(other, &names), other);
     }
 
     /// Pins the MIR format against the rustc that builds cells: compiles bindings the way
