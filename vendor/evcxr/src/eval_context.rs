@@ -38,6 +38,7 @@ use ra_ap_syntax::SyntaxKind;
 use ra_ap_syntax::SyntaxNode;
 use ra_ap_syntax::ast;
 use regex::Regex;
+use std::collections::BTreeSet;
 use std::collections::HashMap;
 use std::collections::HashSet;
 use std::ffi::OsString;
@@ -63,6 +64,12 @@ pub struct EvalContext {
     stdout_sender: crossbeam_channel::Sender<String>,
     analyzer: SharedAnalyzer,
     initial_config: Config,
+    /// tensorbook patch 11: the literal tier's setter library, once built, with what it was
+    /// built for (`ContextState::literal_setter_key`) and the types it stores; `None` inside
+    /// where the build failed.
+    literal_setter: Option<(String, BTreeSet<String>, Option<SoFile>)>,
+    /// tensorbook patch 11: whether a literal cell has run (compiled) before the setter.
+    literal_cell_seen: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -499,6 +506,8 @@ impl EvalContext {
             stdout_sender,
             analyzer,
             initial_config,
+            literal_setter: None,
+            literal_cell_seen: false,
         };
         let outputs = EvalContextOutputs {
             stdout: stdout_receiver,
@@ -559,6 +568,24 @@ impl EvalContext {
         }
         let mut phases = PhaseDetailsBuilder::new();
         let code_out = state.apply(user_code.clone(), &code_info.nodes)?;
+
+        // tensorbook patch 11: a cell of literal bindings only runs without a build.
+        if let Some(bindings) = literal_bindings(&code_out, &code_info.nodes, &state) {
+            match self.run_literal_cell(&bindings, &mut state, callbacks) {
+                Ok(Some(mut outputs)) => {
+                    self.commit_state(state);
+                    phases.phase_complete("Literal bindings");
+                    outputs.phases = phases.phases;
+                    return Ok(outputs);
+                }
+                Ok(None) => {}
+                Err(error @ Error::SubprocessTerminated(_)) => {
+                    self.restart_child_process()?;
+                    return Err(error);
+                }
+                Err(error) => return Err(error),
+            }
+        }
 
         let mut outputs =
             match self.run_statements(code_out, code_info, &mut state, &mut phases, callbacks) {
@@ -1047,17 +1074,79 @@ impl EvalContext {
         Ok(())
     }
 
+    /// tensorbook patch 11: runs `bindings` (from `literal_bindings`) through the setter
+    /// library, built on first use; `None` where there is no setter (the cell is compiled).
+    fn run_literal_cell(
+        &mut self,
+        bindings: &[(String, String, crate::literal_type::Value)],
+        state: &mut ContextState,
+        callbacks: &mut EvalCallbacks,
+    ) -> Result<Option<EvalOutputs>, Error> {
+        let key = state.literal_setter_key();
+        let needed: BTreeSet<String> = bindings.iter().map(|(_, ty, _)| ty.clone()).collect();
+        let types = match &self.literal_setter {
+            // The setter costs about two cell builds; a session's first literal cell is
+            // compiled like any other (a session sent at once waits no longer for its first
+            // cell), the second builds the setter.
+            None if !self.literal_cell_seen => {
+                self.literal_cell_seen = true;
+                return Ok(None);
+            }
+            Some((built_for, _, None)) if *built_for == key => return Ok(None),
+            Some((built_for, types, Some(_))) if *built_for == key => {
+                types.union(&needed).cloned().collect()
+            }
+            _ => needed,
+        };
+        // Built with the types a cell needs so far, not all of them: each type's store and
+        // hook calls are code to compile, and the first literal cell should cost no more
+        // than compiling it would have.
+        if self
+            .literal_setter
+            .as_ref()
+            .is_none_or(|(built_for, built, _)| *built_for != key || *built != types)
+        {
+            self.write_cargo_toml(state)?;
+            let code = state.literal_setter_code(&types);
+            let built = self.module.compile(&code, &state.config, false).ok();
+            self.literal_setter = Some((key, types, built));
+        }
+        let Some((_, _, Some(setter))) = &self.literal_setter else {
+            return Ok(None);
+        };
+        let setter = SoFile {
+            path: setter.path.clone(),
+        };
+        let mut lines = String::new();
+        for (name, type_name, value) in bindings {
+            lines.push_str(&format!("{name}\t{type_name}\t{}\n", value.encode()));
+        }
+        fs::write(literals_path(&state.config), lines)?;
+        self.run_function(state, &setter, LITERAL_SETTER_FN, callbacks)
+            .map(Some)
+    }
+
     fn run_and_capture_output(
         &mut self,
         state: &mut ContextState,
         so_file: &SoFile,
         callbacks: &mut EvalCallbacks,
     ) -> Result<EvalOutputs, Error> {
+        let fn_name = state.current_user_fn_name();
+        self.run_function(state, so_file, &fn_name, callbacks)
+    }
+
+    fn run_function(
+        &mut self,
+        state: &mut ContextState,
+        so_file: &SoFile,
+        fn_name: &str,
+        callbacks: &mut EvalCallbacks,
+    ) -> Result<EvalOutputs, Error> {
         let mut output = EvalOutputs::new();
         // TODO: We should probably send an OsString not a String. Otherwise
         // things won't work if the path isn't UTF-8 - apparently that's a thing
         // on some platforms.
-        let fn_name = state.current_user_fn_name();
         self.child_process.send(&format!(
             "LOAD_AND_RUN {} {}",
             so_file.path.to_string_lossy(),
@@ -1234,6 +1323,59 @@ impl EvalContext {
         }
         Ok(())
     }
+}
+
+/// tensorbook patch 11: the literal tier. A cell made only of `let NAME = <literals>;`
+/// (`crate::literal_type::literal_value`, each name used nowhere else in the cell) needs no
+/// build: the values, computed here by Rust's rules, are written to a file that a setter
+/// library (built on first use and again for a type it lacks,
+/// `ContextState::literal_setter_code`) reads in the
+/// evaluation process, putting each into the variable store with its type and passing it to
+/// the variable hook, as the compiled cell would. Anything else returns `None`.
+fn literal_bindings(
+    code: &CodeBlock,
+    nodes: &[SyntaxNode],
+    state: &ContextState,
+) -> Option<Vec<(String, String, crate::literal_type::Value)>> {
+    if !state.config.types_from_rustc {
+        return None;
+    }
+    let text = code.code_string();
+    let mut bindings = Vec::new();
+    for segment in &code.segments {
+        let CodeKind::OriginalUserCode(meta) = &segment.kind else {
+            return None;
+        };
+        let let_stmt = ast::LetStmt::cast(nodes.get(meta.node_index)?.clone())?;
+        if let_stmt.ty().is_some() || let_stmt.let_else().is_some() {
+            return None;
+        }
+        let ast::Pat::IdentPat(ident) = let_stmt.pat()? else {
+            return None;
+        };
+        if ident.ref_token().is_some() || ident.pat().is_some() {
+            return None;
+        }
+        let name = ast::HasName::name(&ident)?.text().to_string();
+        if name == "evcxr_variable_store" || crate::literal_type::occurrences(&text, &name) != 1 {
+            return None;
+        }
+        let (type_name, value) = crate::literal_type::literal_value(&let_stmt.initializer()?)?;
+        // `apply` recorded the variable with the same type from the same literal.
+        if state.variable_states.get(&name)?.type_name != type_name {
+            return None;
+        }
+        bindings.push((name, type_name, value));
+    }
+    (!bindings.is_empty()).then_some(bindings)
+}
+
+/// The setter library's entry point.
+const LITERAL_SETTER_FN: &str = "evcxr_literal_setter";
+
+/// Where a literal cell's values wait for the setter library.
+fn literals_path(config: &Config) -> PathBuf {
+    config.crate_dir().join("target").join("evcxr_literals")
 }
 
 fn closure_error(variable_name: &str) -> Error {
@@ -2023,6 +2165,104 @@ impl ContextState {
             .keys()
             .any(|name| name.replace('-', "_") == krate)
             .then_some(path)
+    }
+
+    /// tensorbook patch 11: what the literal setter depends on.
+    fn literal_setter_key(&self) -> String {
+        format!("{:?} {:?}", self.cell_runtime(), self.config.variable_hook)
+    }
+
+    /// tensorbook patch 11: the setter library of the literal tier (see `literal_bindings`).
+    fn literal_setter_code(&self, types: &BTreeSet<String>) -> CodeBlock {
+        let runtime = match self.cell_runtime() {
+            Some(path) => format!("mod evcxr_internal_runtime {{ pub use ::{path}::*; }}"),
+            None => format!(
+                "mod evcxr_internal_runtime {{\n{}\n}}",
+                include_str!("evcxr_internal_runtime.rs")
+            ),
+        };
+        let hook = self
+            .config
+            .variable_hook
+            .as_ref()
+            .map(|hook| format!("{hook}!((name, &value));"))
+            .unwrap_or_default();
+        let mut arms = String::new();
+        let parsers = [
+            ("i8", "value.parse::<i8>().ok()"),
+            ("i16", "value.parse::<i16>().ok()"),
+            ("i32", "value.parse::<i32>().ok()"),
+            ("i64", "value.parse::<i64>().ok()"),
+            ("i128", "value.parse::<i128>().ok()"),
+            ("isize", "value.parse::<isize>().ok()"),
+            ("u8", "value.parse::<u8>().ok()"),
+            ("u16", "value.parse::<u16>().ok()"),
+            ("u32", "value.parse::<u32>().ok()"),
+            ("u64", "value.parse::<u64>().ok()"),
+            ("u128", "value.parse::<u128>().ok()"),
+            ("usize", "value.parse::<usize>().ok()"),
+            (
+                "f32",
+                "u32::from_str_radix(value, 16).ok().map(f32::from_bits)",
+            ),
+            (
+                "f64",
+                "u64::from_str_radix(value, 16).ok().map(f64::from_bits)",
+            ),
+            ("bool", "value.parse::<bool>().ok()"),
+            ("char", "value.parse::<u32>().ok().and_then(char::from_u32)"),
+            (
+                "&str",
+                "(0..value.len() / 2).map(|i| value.get(2 * i..2 * i + 2).and_then(|b| \
+                 u8::from_str_radix(b, 16).ok())).collect::<Option<Vec<u8>>>().and_then(|b| \
+                 String::from_utf8(b).ok()).map(|s| -> &'static str { Box::leak(s.into_boxed_str()) })",
+            ),
+        ];
+        for (type_name, parse) in parsers {
+            if !types.contains(type_name) {
+                continue;
+            }
+            arms.push_str(&format!(
+                "\"{type_name}\" => match {parse} {{ \
+                     Some(value) => {{ {hook} store.put_variable::<{type_name}>(name, value); }} \
+                     None => failed = true, \
+                 }},\n"
+            ));
+        }
+        CodeBlock::new().generated(format!(
+            r#"#![allow(unused_imports, unused_mut, dead_code)]
+{runtime}
+#[unsafe(no_mangle)]
+pub extern "C" fn {LITERAL_SETTER_FN}(
+    mut evcxr_variable_store: *mut evcxr_internal_runtime::VariableStore,
+) -> *mut evcxr_internal_runtime::VariableStore {{
+    if evcxr_variable_store.is_null() {{
+        evcxr_variable_store = evcxr_internal_runtime::create_variable_store();
+    }}
+    let store = unsafe {{ &mut *evcxr_variable_store }};
+    let text = std::fs::read_to_string({path:?}).unwrap_or_default();
+    let mut failed = false;
+    for line in text.lines() {{
+        let mut parts = line.splitn(3, '\t');
+        let (Some(name), Some(type_name), Some(value)) = (parts.next(), parts.next(), parts.next())
+        else {{
+            failed = true;
+            continue;
+        }};
+        match type_name {{
+            {arms}
+            _ => failed = true,
+        }}
+    }}
+    if failed {{
+        // Read as a panic: the cell's new variables are not kept.
+        println!("{PANIC_NOTIFICATION}");
+    }}
+    evcxr_variable_store
+}}
+"#,
+            path = literals_path(&self.config).to_string_lossy(),
+        ))
     }
 
     fn current_user_fn_name(&self) -> String {
