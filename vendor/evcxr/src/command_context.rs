@@ -55,6 +55,15 @@ impl CommandContext {
         Ok((command_context, eval_context_outputs))
     }
 
+    /// tensorbook patch 12: see `EvalContext::call_function`.
+    pub fn call_function(
+        &mut self,
+        library: &std::path::Path,
+        function: &str,
+    ) -> Result<EvalOutputs, Error> {
+        self.eval_context.call_function(library, function)
+    }
+
     pub fn with_eval_context(eval_context: EvalContext) -> CommandContext {
         CommandContext {
             print_timings: false,

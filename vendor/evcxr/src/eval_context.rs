@@ -1126,6 +1126,27 @@ impl EvalContext {
             .map(Some)
     }
 
+    /// tensorbook patch 12: calls `function` (`extern "C" fn(store) -> store`, like a cell's)
+    /// from the already built `library` in the evaluation process, with the variable store,
+    /// and returns what it printed. Nothing is compiled and the session's state is unchanged;
+    /// the function must leave the store as it found it.
+    pub fn call_function(&mut self, library: &Path, function: &str) -> Result<EvalOutputs, Error> {
+        let mut state = self.state();
+        let library = SoFile {
+            path: library.to_owned(),
+        };
+        let result = self.run_function(
+            &mut state,
+            &library,
+            function,
+            &mut EvalCallbacks::default(),
+        );
+        if let Err(Error::SubprocessTerminated(_)) = &result {
+            self.restart_child_process()?;
+        }
+        result
+    }
+
     fn run_and_capture_output(
         &mut self,
         state: &mut ContextState,
