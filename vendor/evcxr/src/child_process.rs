@@ -23,6 +23,8 @@ pub(crate) struct ChildProcess {
     stdin: Option<std::process::ChildStdin>,
     command: Arc<Mutex<process::Command>>,
     stderr_sender: Arc<Mutex<crossbeam_channel::Sender<String>>>,
+    /// tensorbook patch 13: a message each time the process ends an evaluation's stderr.
+    stderr_done: crossbeam_channel::Receiver<()>,
 }
 
 impl ChildProcess {
@@ -84,13 +86,24 @@ impl ChildProcess {
             None => Arc::new(Mutex::new(process)),
         };
 
+        let (done_sender, stderr_done) = crossbeam_channel::unbounded();
         std::thread::spawn({
             let stderr_sender = Arc::clone(&stderr_sender);
             move || {
                 let stderr_sender = stderr_sender.lock().unwrap();
                 while let Some(Ok(line)) = child_stderr.next() {
+                    // tensorbook patch 13: the marker ends the line a cell may have left open.
+                    let (line, done) = match line.strip_suffix(runtime::EVCXR_STDERR_COMPLETE) {
+                        Some(rest) => (rest.to_owned(), true),
+                        None => (line, false),
+                    };
                     // Ignore errors, since it just means that the user of the library has dropped the receive end.
-                    let _ = stderr_sender.send(line);
+                    if !done || !line.is_empty() {
+                        let _ = stderr_sender.send(line);
+                    }
+                    if done {
+                        let _ = done_sender.send(());
+                    }
                 }
             }
         });
@@ -102,7 +115,22 @@ impl ChildProcess {
             stdin,
             command,
             stderr_sender,
+            stderr_done,
         })
+    }
+
+    /// tensorbook patch 13: forgets ends of stderr that came too late to be waited for.
+    pub(crate) fn forget_stderr_ends(&self) {
+        while self.stderr_done.try_recv().is_ok() {}
+    }
+
+    /// tensorbook patch 13: waits (up to `timeout`) until the process's stderr up to the end of
+    /// the evaluation that just completed has gone to the stderr channel. stdout and stderr are
+    /// separate pipes: without this, a caller that flushes its output once the evaluation
+    /// completes cannot know whether stderr lines are still on their way, and upstream's users
+    /// waited for a quiet period after every cell (tensorbook's kernel: 9 ms).
+    pub(crate) fn wait_for_stderr(&self, timeout: std::time::Duration) {
+        let _ = self.stderr_done.recv_timeout(timeout);
     }
 
     /// Returns a handle to our subprocess. This handle may be used to terminate

@@ -1168,6 +1168,7 @@ impl EvalContext {
         // TODO: We should probably send an OsString not a String. Otherwise
         // things won't work if the path isn't UTF-8 - apparently that's a thing
         // on some platforms.
+        self.child_process.forget_stderr_ends();
         self.child_process.send(&format!(
             "LOAD_AND_RUN {} {}",
             so_file.path.to_string_lossy(),
@@ -1254,6 +1255,10 @@ impl EvalContext {
         } else if !lost_variables.is_empty() {
             return Err(Error::TypeRedefinedVariablesLost(lost_variables));
         }
+
+        // tensorbook patch 13: the evaluation's stderr is in its channel too.
+        self.child_process
+            .wait_for_stderr(Duration::from_millis(500));
 
         // Block until stdout_sender is empty with exponential backoff
         let mut sleep_duration = Duration::from_millis(1);

@@ -16,6 +16,8 @@ use std::{self};
 
 pub(crate) const EVCXR_IS_RUNTIME_VAR: &str = "EVCXR_IS_RUNTIME";
 pub(crate) const EVCXR_EXECUTION_COMPLETE: &str = "EVCXR_EXECUTION_COMPLETE";
+/// tensorbook patch 13: ends the stderr of each evaluation (see `ChildProcess::wait_for_stderr`).
+pub(crate) const EVCXR_STDERR_COMPLETE: &str = "EVCXR_STDERR_COMPLETE";
 pub(crate) const WRAP_RUSTC_ENV: &str = "EVCXR_RUSTC_WRAPPER";
 pub(crate) const FORCE_DYLIB_ENV: &str = "EVCXR_FORCE_DYLIB";
 
@@ -82,6 +84,12 @@ impl Runtime {
                 .get::<extern "C" fn(*mut c_void) -> *mut c_void>(fn_name.as_bytes())?;
             self.variable_store_ptr = user_fn(self.variable_store_ptr);
         }
+        // Before stdout's marker: the parent, once it has that, knows this one was written.
+        // Not `eprintln!`, which would panic if a cell closed stderr.
+        let _ = io::Write::write_all(
+            &mut io::stderr(),
+            format!("{EVCXR_STDERR_COMPLETE}\n").as_bytes(),
+        );
         println!("{EVCXR_EXECUTION_COMPLETE}");
         self.shared_objects.push(shared_object);
         Ok(())
