@@ -123,9 +123,86 @@ pub fn run_catching(body: Box<dyn FnOnce() + '_>) -> bool {
     panic::catch_unwind(AssertUnwindSafe(body)).is_err()
 }
 
+/// The kernel's `:vars`: prints the description of every tensor, compiled function, stream and
+/// serving in `store` (the marker line of [`crate::notebook::describe_variables`]) and returns
+/// the store as it was. The kernel calls it in the evaluation process by name, from the
+/// runtime's dylib that cells already link (vendored evcxr patch 12), so that `:vars` compiles
+/// no cell: a cell naming each variable with its type cost ~100 ms of rustc.
+///
+/// # Safety
+/// `store` is null or the pointer [`create_variable_store`] returned, which nothing else uses
+/// during the call (evcxr's evaluation process passes it the way it passes it to a cell).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tensorbook_describe_variables(
+    store: *mut VariableStore,
+) -> *mut VariableStore {
+    // SAFETY: the caller's promise above.
+    let variables = unsafe { store.as_ref() };
+    let described = panic::catch_unwind(AssertUnwindSafe(|| {
+        let mut list: Vec<(&str, &dyn crate::notebook::Describe)> = variables
+            .into_iter()
+            .flat_map(|store| store.variables.iter())
+            .filter_map(|(name, value)| describable(value.as_ref()).map(|d| (name.as_str(), d)))
+            .collect();
+        list.sort_by_key(|(name, _)| *name);
+        crate::notebook::describe_variables(&list);
+    }));
+    if described.is_err() {
+        eprintln!("[tensorbook] :vars could not describe the variables");
+    }
+    store
+}
+
+/// The value as something `:vars` describes, for each type it describes.
+fn describable(value: &dyn Any) -> Option<&dyn crate::notebook::Describe> {
+    use crate::jit::{Jit, Stream};
+    use crate::tensor::Tensor;
+    if let Some(v) = value.downcast_ref::<Tensor>() {
+        return Some(v);
+    }
+    if let Some(v) = value.downcast_ref::<Jit<Tensor>>() {
+        return Some(v);
+    }
+    if let Some(v) = value.downcast_ref::<Jit<(Tensor, Tensor)>>() {
+        return Some(v);
+    }
+    if let Some(v) = value.downcast_ref::<Jit<Vec<Tensor>>>() {
+        return Some(v);
+    }
+    if let Some(v) = value.downcast_ref::<Stream>() {
+        return Some(v);
+    }
+    value
+        .downcast_ref::<crate::serving::Serving>()
+        .map(|v| v as &dyn crate::notebook::Describe)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_store_describes_its_tensors_and_nothing_else() {
+        let mut store = VariableStore::default();
+        store.put_variable("n", 3i32);
+        let tensor = crate::tensor::Tensor::iota(crate::DType::F32, &[2], None).unwrap();
+        store.put_variable("t", tensor);
+        let described: Vec<&str> = store
+            .variables
+            .iter()
+            .filter(|(_, v)| describable(v.as_ref()).is_some())
+            .map(|(name, _)| name.as_str())
+            .collect();
+        assert_eq!(described, ["t"]);
+        let raw = Box::into_raw(Box::new(store));
+        // SAFETY: `raw` is a store that nothing else uses; null is allowed.
+        unsafe {
+            assert_eq!(tensorbook_describe_variables(raw), raw);
+            assert!(tensorbook_describe_variables(std::ptr::null_mut()).is_null());
+            // `raw` came from `Box::into_raw` above and is not used after this.
+            drop(Box::from_raw(raw));
+        }
+    }
 
     #[test]
     fn values_come_back_as_stored() {

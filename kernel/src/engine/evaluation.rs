@@ -402,7 +402,20 @@ pub(crate) fn run(
                 );
             }
             Request::Vars(tx) => {
-                let vars = describe(&mut ctx, &report, &flush, &mut described, cells_run);
+                // The runtime's shared library, which every cell links (build_cache.rs).
+                let runtime_dylib = cache
+                    .as_ref()
+                    .and_then(|dir| dir.library_dir())
+                    .map(|dir| dir.join("libtensorbook_dylib.so"))
+                    .filter(|path| path.is_file());
+                let vars = describe(
+                    &mut ctx,
+                    &report,
+                    &flush,
+                    &mut described,
+                    cells_run,
+                    runtime_dylib.as_deref(),
+                );
                 let _ = tx.send(vars);
             }
         }

@@ -160,8 +160,11 @@ pub(crate) fn forward(
                 },
                 recv(flush) -> ack => {
                     let Ok(ack) = ack else { return };
+                    // evcxr returns from a cell once its stdout and stderr are in the channels
+                    // (vendored patch 13); one short quiet round still lets the output of a
+                    // process that died mid-line arrive.
                     let mut quiet = 0;
-                    while quiet < 3 {
+                    while quiet < 1 {
                         let mut any = false;
                         while let Ok(line) = stdout.try_recv() {
                             stdout_line(line, &report, &sink);
@@ -175,7 +178,7 @@ pub(crate) fn forward(
                             quiet = 0;
                         } else {
                             quiet += 1;
-                            thread::sleep(std::time::Duration::from_millis(3));
+                            thread::sleep(std::time::Duration::from_millis(1));
                         }
                     }
                     err.release(&sink);

@@ -1,7 +1,8 @@
 //! `:vars`: the session's variables with their types, and for tensors what only the
-//! evaluation process knows — dtype, shape, placement, bytes — asked for with one small
-//! hidden cell (see `tensorbook::contract::variables`).
+//! evaluation process knows — dtype, shape, placement, bytes — asked of the runtime there
+//! (see `tensorbook::contract::variables`).
 
+use std::path::Path;
 use std::sync::Mutex;
 
 use tensorbook::contract::variables::TensorDescription;
@@ -49,6 +50,27 @@ fn describe_code(vars: &[Variable]) -> Option<String> {
     })
 }
 
+/// Runs `describe_in_process` and returns the descriptions it printed, if it printed any.
+fn described_by(
+    report: &Mutex<CellReport>,
+    flush: &dyn Fn(),
+    describe_in_process: impl FnOnce() -> Result<(), evcxr::Error>,
+) -> Option<Vec<TensorDescription>> {
+    report.lock().unwrap_or_else(|e| e.into_inner()).variables = None;
+    let ran = describe_in_process();
+    flush();
+    let answer = report
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .variables
+        .take();
+    if let Err(e) = ran {
+        log_line(&format!(":vars could not describe the tensors: {e}"));
+        return None;
+    }
+    answer
+}
+
 /// Gives each tensor variable its description (or says it has none).
 fn attach(vars: &mut [Variable], described: &[TensorDescription]) {
     for var in vars.iter_mut().filter(|v| is_tensor_type(&v.ty)) {
@@ -86,13 +108,17 @@ pub fn table(vars: &[Variable]) -> String {
 }
 
 /// The session's variables. The answer is kept until the next cell runs (`cells_run`), so
-/// repeated `:vars` cost nothing.
+/// repeated `:vars` cost nothing. Tensors and the like are described by the runtime's
+/// `tensorbook_describe_variables`, called in the evaluation process from `runtime_dylib` (the
+/// runtime's shared library, which the cells link), which compiles nothing; without it, or if
+/// that fails, by a hidden cell that names them (~100 ms of rustc).
 pub(crate) fn describe(
     ctx: &mut evcxr::CommandContext,
     report: &Mutex<CellReport>,
     flush: &dyn Fn(),
     described: &mut Option<(u64, Vec<Variable>)>,
     cells_run: u64,
+    runtime_dylib: Option<&Path>,
 ) -> Vec<Variable> {
     if let Some((at, vars)) = described.as_ref() {
         if *at == cells_run {
@@ -111,16 +137,15 @@ pub(crate) fn describe(
     let Some(code) = describe_code(&vars) else {
         return vars;
     };
-    report.lock().unwrap_or_else(|e| e.into_inner()).variables = None;
-    let ran = ctx.execute(&code);
-    flush();
-    let answer = report
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .variables
-        .take();
-    if let Err(e) = ran {
-        log_line(&format!(":vars could not describe the tensors: {e}"));
+    let mut answer = None;
+    if let Some(dylib) = runtime_dylib {
+        answer = described_by(report, flush, || {
+            ctx.call_function(dylib, "tensorbook_describe_variables")
+                .map(drop)
+        });
+    }
+    if answer.is_none() {
+        answer = described_by(report, flush, || ctx.execute(&code).map(drop));
     }
     attach(&mut vars, &answer.unwrap_or_default());
     *described = Some((cells_run, vars.clone()));
