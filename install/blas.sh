@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs Debian's OpenBLAS, which host's large f32/f64 products call when it is there (the
+# Installs Debian's OpenBLAS, which host's large f32/f64 products call on CPUs without AVX2+FMA
+# (host's own packed GEMM runs elsewhere) and which `tensorbook bench ops` times beside it (the
 # runtime opens it at run time; see runtime/src/backend/host/blas.rs). On the project's 2-core
-# AVX2 machine it runs 2048^3 f32 at ~175 GFLOP/s where the built-in gemm crate manages ~120.
+# AVX2 machine it runs 2048^3 f32 at ~180 GFLOP/s where the built-in gemm crate manages ~120.
 # Without root and apt the runtime keeps the gemm crate, and says so in `tensorbook bench ops`.
 set -euo pipefail
 if ldconfig -p 2>/dev/null | grep 'libopenblas\.so\.0' >/dev/null; then

@@ -95,11 +95,13 @@ pub fn run(what: BenchWhat) -> Result<(), String> {
             json,
         } => {
             let devices = bench::parse_devices(&devices).map_err(|e| e.to_string())?;
-            let names: Vec<&str> = ops::cases()
+            let mut names: Vec<&str> = ops::cases()
                 .into_iter()
                 .map(|c| c.name)
                 .filter(|n| n.contains(&filter))
+                .map(ops::numpy_name)
                 .collect();
+            names.dedup();
             let numpy = numpy_figures(python, &names, runs);
             let runs = Runs {
                 warmup: 1,

@@ -123,7 +123,8 @@ pub fn set_shared_host_memory(on: bool) {
 /// Where host's large f32/f64 products come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HostBlas {
-    /// The first of the system's OpenBLAS or BLIS that loads, else the `gemm` crate.
+    /// Host's own packed GEMM where the CPU has AVX2 and FMA, else the first of the system's
+    /// OpenBLAS or BLIS that loads, else the `gemm` crate.
     Default,
     /// Only the `gemm` crate (`TENSORBOOK_BLAS=none`).
     Builtin,

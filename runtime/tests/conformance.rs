@@ -185,6 +185,17 @@ fn large_shapes_take_the_fast_paths() {
             |t| t[0].dot(&t[1]),
         );
     }
+    // Deeper than one packed block (k > 512: C is written, then added to), and wider than
+    // any tile divides, through host's packed GEMM where the CPU runs it.
+    for dtype in [DType::F32, DType::F64] {
+        let x = random(11, dtype, &[70, 1030]);
+        let y = random(12, dtype, &[1030, 37]);
+        conform(
+            &format!("dot {dtype:?} [70,1030].[1030,37]"),
+            &[x, y],
+            |t| t[0].dot(&t[1]),
+        );
+    }
     let b = random(3, DType::F64, &[4, 96, 64]);
     let c = random(4, DType::F64, &[64, 80]);
     conform("batched dot f64", &[b, c], |t| t[0].dot(&t[1]));

@@ -26,6 +26,16 @@ const BINARY_WORK_LIMIT: f64 = 2.0e9;
 /// What a cell says when `binary` leaves a row out.
 const SKIPPED: &str = "skipped";
 
+/// Rows named `<numpy's row> via system BLAS` time host's product through the system's
+/// OpenBLAS/BLIS instead of host's own GEMM, against numpy's figure for the same row: the
+/// measurement behind host's choice, repeated on every run.
+const VIA_SYSTEM_BLAS: &str = " via system BLAS";
+
+/// The numpy row a case is compared with.
+pub fn numpy_name(case: &str) -> &str {
+    case.strip_suffix(VIA_SYSTEM_BLAS).unwrap_or(case)
+}
+
 /// One row of the table.
 #[derive(Clone, Debug)]
 pub struct OpCase {
@@ -58,6 +68,11 @@ pub fn cases() -> Vec<OpCase> {
         dot("dot f32 1024^3", 1024, 1024, 1024),
         dot("dot f32 2048^3", 2048, 2048, 2048),
         dot("dot f64 1024^3", 1024, 1024, 1024),
+        // After host's own: OpenBLAS's threads spin for a while after each call, which would
+        // take cycles from the rows timed next.
+        dot("dot f32 1024^3 via system BLAS", 1024, 1024, 1024),
+        dot("dot f32 2048^3 via system BLAS", 2048, 2048, 2048),
+        dot("dot f64 1024^3 via system BLAS", 1024, 1024, 1024),
         elements("add f32 10M", M),
         elements("multiply f32 10M", M),
         elements("divide f32 10M", M),
@@ -92,12 +107,48 @@ fn prepare(case: &OpCase, device: Device) -> Result<Box<dyn FnMut() -> Result<Te
         let b = uniform(device, 2, dtype, &[k, n], -1.0, 1.0)?;
         Ok(Box::new(move || a.dot(&b)))
     };
+    let via_blas =
+        |dtype, m: usize, k: usize, n: usize| -> Result<Box<dyn FnMut() -> Result<Tensor>>> {
+            if device.client != Client::Host {
+                return Err(crate::Error::InvalidArgument {
+                    op: "bench ops",
+                    message: "the system BLAS rows are host's".into(),
+                });
+            }
+            let a = uniform(device, 1, dtype, &[m, k], -1.0, 1.0)?;
+            let b = uniform(device, 2, dtype, &[k, n], -1.0, 1.0)?;
+            let no_blas = || crate::Error::InvalidArgument {
+                op: "bench ops",
+                message: "no system BLAS loads".into(),
+            };
+            Ok(match dtype {
+                DType::F64 => {
+                    let (a, b) = (a.to_vec::<f64>()?, b.to_vec::<f64>()?);
+                    Box::new(move || {
+                        let out = crate::backend::host::system_blas_dot(&a, &b, m, k, n)
+                            .ok_or_else(no_blas)?;
+                        on(device).from_vec(out, &[m, n])
+                    })
+                }
+                _ => {
+                    let (a, b) = (a.to_vec::<f32>()?, b.to_vec::<f32>()?);
+                    Box::new(move || {
+                        let out = crate::backend::host::system_blas_dot(&a, &b, m, k, n)
+                            .ok_or_else(no_blas)?;
+                        on(device).from_vec(out, &[m, n])
+                    })
+                }
+            })
+        };
     let vector = |seed, dtype, lo, hi| uniform(device, seed, dtype, &[M], lo, hi);
     Ok(match case.name {
         "dot f32 {10000,784}x{784,10}" => dot(DType::F32, 10_000, 784, 10)?,
         "dot f32 1024^3" => dot(DType::F32, 1024, 1024, 1024)?,
         "dot f32 2048^3" => dot(DType::F32, 2048, 2048, 2048)?,
         "dot f64 1024^3" => dot(DType::F64, 1024, 1024, 1024)?,
+        "dot f32 1024^3 via system BLAS" => via_blas(DType::F32, 1024, 1024, 1024)?,
+        "dot f32 2048^3 via system BLAS" => via_blas(DType::F32, 2048, 2048, 2048)?,
+        "dot f64 1024^3 via system BLAS" => via_blas(DType::F64, 1024, 1024, 1024)?,
         "stream {10000,784} f32 once (sum)" => {
             let a = uniform(device, 1, DType::F32, &[10_000, 784], -1.0, 1.0)?;
             Box::new(move || a.sum(None, false))
@@ -190,6 +241,8 @@ pub fn run(
         for &device in devices {
             let cell = if device.client == Client::Binary && case.work > BINARY_WORK_LIMIT {
                 Err(SKIPPED.to_string())
+            } else if case.name.ends_with(VIA_SYSTEM_BLAS) && device.client != Client::Host {
+                Err("host only".to_string())
             } else {
                 let timed = prepare(&case, device)
                     .and_then(|mut f| measure(case.name, runs, progress, &mut *f));
@@ -199,7 +252,7 @@ pub fn run(
         }
         let numpy_cell = match &numpy {
             Ok(figures) => figures
-                .get(case.name)
+                .get(numpy_name(case.name))
                 .map(|s| Duration::from_secs_f64(*s))
                 .ok_or_else(|| "not measured".to_string()),
             Err(_) => Err("-".to_string()),
@@ -327,10 +380,7 @@ impl OpsReport {
             ));
             out.push_str(&format!(
                 "host dot: n <= 16 streaming kernel; from 64^3 {}\n",
-                match crate::backend::host::blas_library() {
-                    Some(name) => format!("the system BLAS ({name})"),
-                    None => "the gemm crate (no system BLAS loaded)".to_string(),
-                }
+                crate::backend::host::gemm_name()
             ));
         }
         for line in &lines {
@@ -393,7 +443,7 @@ mod tests {
     fn every_case_prepares_and_numpy_knows_every_name() {
         for case in cases() {
             assert!(
-                NUMPY_SCRIPT.contains(&format!("\"{}\"", case.name)),
+                NUMPY_SCRIPT.contains(&format!("\"{}\"", numpy_name(case.name))),
                 "{}",
                 case.name
             );
@@ -412,7 +462,10 @@ mod tests {
             cpu: "test cpu".into(),
             devices: vec![Device::host(0)],
             rows: vec![(
-                cases().remove(5),
+                cases()
+                    .into_iter()
+                    .find(|c| c.name == "add f32 10M")
+                    .unwrap(),
                 vec![Ok(Duration::from_millis(5))],
                 Ok(Duration::from_millis(10)),
             )],

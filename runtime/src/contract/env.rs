@@ -45,8 +45,9 @@ pub const SIM_DEVICES: &str = "TENSORBOOK_SIM_DEVICES";
 pub const SIM_MEMORY: &str = "TENSORBOOK_SIM_MEMORY";
 /// Cap on one host allocation (`8G`; default: the memory the machine has available).
 pub const HOST_MEMORY_LIMIT: &str = "TENSORBOOK_HOST_MEMORY_LIMIT";
-/// The BLAS library host's large f32/f64 products call: a file name or path, or `none` for
-/// the built-in `gemm` crate only.
+/// The BLAS library host's large f32/f64 products call instead of host's own packed GEMM: a
+/// file name or path, or `none` for the built-in `gemm` crate only (unset: the packed GEMM on
+/// AVX2+FMA CPUs, the system OpenBLAS or BLIS elsewhere).
 pub const BLAS: &str = "TENSORBOOK_BLAS";
 /// `1` or `0`: large host buffers in shared memory (default: only in the evaluation process).
 pub const SHARED_HOST_MEMORY: &str = "TENSORBOOK_SHARED_HOST_MEMORY";

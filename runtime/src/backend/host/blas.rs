@@ -1,12 +1,12 @@
 //! The system BLAS for host's large f32/f64 products, loaded at run time.
 //!
-//! Measured on the 2-core AVX2 EPYC the project runs on, 2048³ f32 (best of 5): the `gemm`
-//! crate reached about 120 GFLOP/s (60% of the measured FMA peak) where numpy's OpenBLAS
-//! reached about 165. Debian's OpenBLAS (`libopenblas0-pthread`, which `install/setup.sh`
-//! installs) is the same library numpy ships, so host calls it for every product large enough
-//! to amortise its thread start; BLIS (`libblis4-pthread`) is the second choice. Neither is a
-//! build dependency: the library is opened with `dlopen` on first use, as `cudarc` opens
-//! CUDA, and when none loads (or `TENSORBOOK_BLAS=none`) host keeps the `gemm` crate.
+//! Host's own packed GEMM (`super::packed_gemm`) takes large products where the CPU has AVX2
+//! and FMA; the system BLAS serves CPUs without them, and any library `TENSORBOOK_BLAS` names.
+//! Measured on the 2-core AVX2 EPYC the project runs on, 2048³ f32: the `gemm` crate reached
+//! about 120 GFLOP/s, Debian's OpenBLAS 0.3.21 (`libopenblas0-pthread`, which
+//! `install/setup.sh` installs) about 180, BLIS (`libblis4-pthread`, the second choice) 179.
+//! Neither library is a build dependency: it is opened with `dlopen` on first use, as `cudarc`
+//! opens CUDA, and when none loads (or `TENSORBOOK_BLAS=none`) host keeps the `gemm` crate.
 
 use std::ffi::c_int;
 use std::sync::OnceLock;
@@ -72,19 +72,32 @@ fn open(name: &str) -> Option<Blas> {
     }
 }
 
-/// The BLAS host uses, opened once per process.
+/// The BLAS host's large products go through, opened once per process: the library
+/// `TENSORBOOK_BLAS` names, else (unless it says `none`) the first system BLAS that loads.
+/// Host's own packed GEMM goes first where it runs (`super::packed_gemm_chosen`).
 pub(super) fn blas() -> Option<&'static Blas> {
     static BLAS: OnceLock<Option<Blas>> = OnceLock::new();
-    BLAS.get_or_init(|| match settings::host_blas() {
+    match settings::host_blas() {
         HostBlas::Builtin => None,
-        HostBlas::Library(name) => open(&name),
-        HostBlas::Default => CANDIDATES.iter().find_map(|name| open(name)),
-    })
-    .as_ref()
+        HostBlas::Library(name) => BLAS.get_or_init(|| open(&name)).as_ref(),
+        HostBlas::Default => system_blas(),
+    }
 }
 
-/// The name of the BLAS host's large products go through, or `None` for the `gemm` crate.
+/// The first of the system's OpenBLAS or BLIS that loads, whatever host chose.
+pub(super) fn system_blas() -> Option<&'static Blas> {
+    static SYSTEM: OnceLock<Option<Blas>> = OnceLock::new();
+    SYSTEM
+        .get_or_init(|| CANDIDATES.iter().find_map(|name| open(name)))
+        .as_ref()
+}
+
+/// The name of the BLAS host's large products go through, or `None` when they go through
+/// host's own packed GEMM or the `gemm` crate.
 pub fn library_name() -> Option<&'static str> {
+    if super::packed_gemm_chosen() {
+        return None;
+    }
     blas().map(|b| b.name.as_str())
 }
 
