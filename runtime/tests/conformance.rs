@@ -218,8 +218,8 @@ fn large_shapes_take_the_fast_paths() {
 
 /// Products with a narrow right operand take host's streaming kernel, which works on blocks of
 /// two rows and five columns with eight-lane vectors: every width it handles (1..=16, full
-/// blocks and each remainder), an odd row count (a last single row) and a depth that is not a
-/// multiple of eight (a scalar tail), in both float types.
+/// blocks and each remainder), an odd row count (a last single row), a depth that is not a
+/// multiple of eight (a scalar tail) and spans three depth chunks, in both float types.
 #[test]
 fn skinny_products_every_width() {
     for dtype in [DType::F32, DType::F64] {
