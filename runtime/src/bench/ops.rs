@@ -100,6 +100,26 @@ fn uniform(
     on(device).random_uniform(seed, dtype, shape, lo, hi)
 }
 
+/// The timed closure of a `via system BLAS` row: `a · b` through the system BLAS, the result
+/// made a tensor on `device` as host's own product's is.
+fn system_blas_product<T: crate::dtype::Element>(
+    device: Device,
+    a: &Tensor,
+    b: &Tensor,
+    [m, k, n]: [usize; 3],
+) -> Result<Box<dyn FnMut() -> Result<Tensor>>> {
+    let (a, b) = (a.to_vec::<T>()?, b.to_vec::<T>()?);
+    Ok(Box::new(move || {
+        let out = crate::backend::host::system_blas_dot(&a, &b, m, k, n).ok_or_else(|| {
+            crate::Error::InvalidArgument {
+                op: "bench ops",
+                message: "no system BLAS loads".into(),
+            }
+        })?;
+        on(device).from_vec(out, &[m, n])
+    }))
+}
+
 /// Builds the operands of `case` on `device` and returns the timed closure.
 fn prepare(case: &OpCase, device: Device) -> Result<Box<dyn FnMut() -> Result<Tensor>>> {
     let dot = |dtype, m, k, n| -> Result<Box<dyn FnMut() -> Result<Tensor>>> {
@@ -117,28 +137,10 @@ fn prepare(case: &OpCase, device: Device) -> Result<Box<dyn FnMut() -> Result<Te
             }
             let a = uniform(device, 1, dtype, &[m, k], -1.0, 1.0)?;
             let b = uniform(device, 2, dtype, &[k, n], -1.0, 1.0)?;
-            let no_blas = || crate::Error::InvalidArgument {
-                op: "bench ops",
-                message: "no system BLAS loads".into(),
-            };
-            Ok(match dtype {
-                DType::F64 => {
-                    let (a, b) = (a.to_vec::<f64>()?, b.to_vec::<f64>()?);
-                    Box::new(move || {
-                        let out = crate::backend::host::system_blas_dot(&a, &b, m, k, n)
-                            .ok_or_else(no_blas)?;
-                        on(device).from_vec(out, &[m, n])
-                    })
-                }
-                _ => {
-                    let (a, b) = (a.to_vec::<f32>()?, b.to_vec::<f32>()?);
-                    Box::new(move || {
-                        let out = crate::backend::host::system_blas_dot(&a, &b, m, k, n)
-                            .ok_or_else(no_blas)?;
-                        on(device).from_vec(out, &[m, n])
-                    })
-                }
-            })
+            match dtype {
+                DType::F64 => system_blas_product::<f64>(device, &a, &b, [m, k, n]),
+                _ => system_blas_product::<f32>(device, &a, &b, [m, k, n]),
+            }
         };
     let vector = |seed, dtype, lo, hi| uniform(device, seed, dtype, &[M], lo, hi);
     Ok(match case.name {

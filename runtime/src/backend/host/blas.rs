@@ -77,11 +77,17 @@ fn open(name: &str) -> Option<Blas> {
 /// Host's own packed GEMM goes first where it runs (`super::packed_gemm_chosen`).
 pub(super) fn blas() -> Option<&'static Blas> {
     static BLAS: OnceLock<Option<Blas>> = OnceLock::new();
-    match settings::host_blas() {
+    match choice() {
         HostBlas::Builtin => None,
-        HostBlas::Library(name) => BLAS.get_or_init(|| open(&name)).as_ref(),
+        HostBlas::Library(name) => BLAS.get_or_init(|| open(name)).as_ref(),
         HostBlas::Default => system_blas(),
     }
+}
+
+/// `TENSORBOOK_BLAS`, read when host first multiplies matrices and kept for the process.
+pub(super) fn choice() -> &'static HostBlas {
+    static CHOICE: OnceLock<HostBlas> = OnceLock::new();
+    CHOICE.get_or_init(settings::host_blas)
 }
 
 /// The first of the system's OpenBLAS or BLIS that loads, whatever host chose.

@@ -223,8 +223,8 @@ fn permuted(shape: &[usize], perm: &[usize]) -> (Strided, Vec<usize>) {
 fn fold<T: Element>(op: ReduceOp, v: &[T]) -> T {
     let id = op.identity::<T>();
     match op {
-        ReduceOp::Sum => fold_fast::<T, 16>(v, id, |a, x| a.add(x)),
-        ReduceOp::Product => fold_fast::<T, 16>(v, id, |a, x| a.mul(x)),
+        ReduceOp::Sum => fold_fast(v, id, |a, x| a.add(x)),
+        ReduceOp::Product => fold_fast(v, id, |a, x| a.mul(x)),
         ReduceOp::Max | ReduceOp::Min => {
             #[cfg(target_arch = "x86_64")]
             if let Some(x) = extremum_f32(op, v) {
@@ -235,14 +235,14 @@ fn fold<T: Element>(op: ReduceOp, v: &[T]) -> T {
             } else {
                 BinaryOp::Min
             };
-            fold_fast::<T, 16>(v, id, |a, x| cmp.arith(a, x))
+            fold_fast(v, id, |a, x| cmp.arith(a, x))
         }
     }
 }
 
 /// max/min of a long f32 slice with `vmaxps`/`vminps` and a separate NaN flag: the generic
-/// fold combines through a compare, a NaN test and a blend per vector, which ran at half the
-/// speed of a sum (10M f32: 1.9 ms against 0.9). `None` where it does not apply.
+/// fold combines through a compare, a NaN test and a blend per vector (`bench ops`, 10M f32:
+/// 1.9 ms where a sum took 0.9; 1.3 ms this way). `None` where it does not apply.
 #[cfg(target_arch = "x86_64")]
 fn extremum_f32<T: Element>(op: ReduceOp, v: &[T]) -> Option<T> {
     if T::DTYPE != DType::F32 || v.len() < 256 || !is_x86_feature_detected!("avx2") {
@@ -292,31 +292,28 @@ unsafe fn extremum_f32_avx2(max: bool, v: &[f32]) -> f32 {
     lanes.iter().chain(rest).fold(init, |a, &b| pick(a, b))
 }
 
-fn fold_fast<T: Element, const LANES: usize>(v: &[T], id: T, f: impl Fn(T, T) -> T + Copy) -> T {
+fn fold_fast<T: Element>(v: &[T], id: T, f: impl Fn(T, T) -> T + Copy) -> T {
     // Short rows (a reduction over a small last axis) stay inline: the call through the
     // target-feature boundary would cost more than their few elements.
     #[cfg(target_arch = "x86_64")]
     if v.len() >= 256 && is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, which `fold_avx2` was compiled for.
-        return unsafe { fold_avx2::<T, LANES>(v, id, f) };
+        return unsafe { fold_avx2(v, id, f) };
     }
-    fold_lanes::<T, LANES>(v, id, f)
+    fold_lanes(v, id, f)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn fold_avx2<T: Element, const LANES: usize>(
-    v: &[T],
-    id: T,
-    f: impl Fn(T, T) -> T + Copy,
-) -> T {
-    fold_lanes::<T, LANES>(v, id, f)
+unsafe fn fold_avx2<T: Element>(v: &[T], id: T, f: impl Fn(T, T) -> T + Copy) -> T {
+    fold_lanes(v, id, f)
 }
 
-/// `LANES` independent accumulators (sixteen: two AVX2 registers of f32, four of f64), enough
-/// to hide the latency of the combining instructions.
+/// Sixteen lanes: two AVX2 registers of f32, four of f64, enough to hide the latency of
+/// the combining instruction.
 #[inline(always)]
-fn fold_lanes<T: Element, const LANES: usize>(v: &[T], id: T, f: impl Fn(T, T) -> T + Copy) -> T {
+fn fold_lanes<T: Element>(v: &[T], id: T, f: impl Fn(T, T) -> T + Copy) -> T {
+    const LANES: usize = 16;
     let mut lanes = [id; LANES];
     let chunks = v.chunks_exact(LANES);
     let rest = chunks.remainder();
@@ -457,8 +454,7 @@ const BLAS_FROM: usize = 1 << 18;
 fn packed_gemm_chosen() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        crate::settings::host_blas() == crate::settings::HostBlas::Default
-            && packed_gemm::available()
+        *blas::choice() == crate::settings::HostBlas::Default && packed_gemm::available()
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
