@@ -1,13 +1,15 @@
 //! Host's own GEMM for large f32/f64 products, built the way BLIS builds one: B is packed in
-//! `KC x NC` blocks that all threads share (L3), each thread packs `MC x KC` blocks of its own
-//! rows of A (L2), and a microkernel computes `MR x NR` tiles of C from one micro-panel of each
-//! (a B micro-panel stays in L1 while every A micro-panel of the block passes it).
+//! `KC x NC` blocks that all threads share (L3), each `MC x KC` row block of A is packed by
+//! the thread that takes it (L2), and a microkernel computes `MR x NR` tiles of C from one
+//! micro-panel of each (a B micro-panel stays in L1 while every A micro-panel of the block
+//! passes it).
 //!
-//! Why not the system BLAS: measured on the 2-core AVX2 EPYC the project runs on, interleaved
-//! in one process (best / median of 9-25 runs), this reaches 184-188 GFLOP/s on 1024³ and
-//! 2048³ f32 where Debian's OpenBLAS 0.3.21 reached 181-185 / 175-180 and numpy's OpenBLAS
-//! 0.3.30 185-188; `tensorbook bench ops` prints both beside numpy. It needs AVX2 and FMA;
-//! elsewhere host keeps the system BLAS or the `gemm` crate.
+//! Why not the system BLAS: measured on the 2-core AVX2 EPYC the project runs on, one process
+//! per library (medians of 9-25 runs; in one process OpenBLAS's spinning threads slow whatever
+//! runs next), 1024³ / 2048³ f32: this 183-185 / 188-190 GFLOP/s, Debian's OpenBLAS 0.3.21
+//! 181-182 / 184-185, numpy's OpenBLAS 0.3.30 184-187 / 187-188; `tensorbook bench ops` prints
+//! host and Debian's OpenBLAS beside numpy in every run. It needs AVX2 and FMA; elsewhere host
+//! keeps the system BLAS or the `gemm` crate (this module is only built for x86-64).
 
 mod kernel;
 mod pack;
@@ -53,14 +55,7 @@ pub fn blocking(k: usize, nr: usize, bytes: usize) -> Blocking {
 
 /// Whether this CPU can run the microkernels.
 pub fn available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
 }
 
 /// Products of fewer multiply-adds than this run on the calling thread only: waking the pool
