@@ -200,12 +200,17 @@ fn route_stdout(state: &'static CellState) -> std::io::Result<()> {
         .spawn(move || {
             relay_stdout(reader, stdout, move |line| {
                 if line == markers::EVCXR_ERROR_OCCURRED.as_bytes() {
-                    // stderr before stdout: the kernel sees the marker before the cell ends.
+                    // stderr first, then a stdout line saying so: evcxr's end-of-stderr mark
+                    // is written by the cell's thread and can reach stderr before this, but
+                    // stdout stays in order with the cell's completion.
                     eprintln!("{}", markers::USER_ERROR);
-                } else if line == markers::EVCXR_EXECUTION_COMPLETE.as_bytes() {
+                    return Some(markers::USER_ERROR_FOLLOWS);
+                }
+                if line == markers::EVCXR_EXECUTION_COMPLETE.as_bytes() {
                     state.flag.store(false, Ordering::SeqCst);
                     state.completed.fetch_add(1, Ordering::SeqCst);
                 }
+                None
             })
         })?;
     Ok(())
@@ -217,8 +222,13 @@ const PARTIAL_LINE_WAIT: Duration = Duration::from_millis(50);
 /// Copies stdout line by line like [`relay`], and passes on the start of a line that stays
 /// unfinished for [`PARTIAL_LINE_WAIT`] (`print!` without a newline) as a
 /// `markers::PARTIAL_LINE` line: evcxr passes stdout on line by line, so the text travels as a
-/// line of its own and the kernel shows it without a newline.
-fn relay_stdout(from: std::io::PipeReader, mut to: File, watch: impl Fn(&[u8])) {
+/// line of its own and the kernel shows it without a newline. `watch` sees each whole line
+/// first and may return a line to send ahead of it.
+fn relay_stdout(
+    from: std::io::PipeReader,
+    mut to: File,
+    watch: impl Fn(&[u8]) -> Option<&'static str>,
+) {
     use std::io::Read;
     let mut from = from;
     let mut pending: Vec<u8> = Vec::new();
@@ -240,7 +250,11 @@ fn relay_stdout(from: std::io::PipeReader, mut to: File, watch: impl Fn(&[u8])) 
         pending.extend_from_slice(&chunk[..n]);
         while let Some(end) = pending.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = pending.drain(..=end).collect();
-            watch(&line[..line.len() - 1]);
+            if let Some(ahead) = watch(&line[..line.len() - 1]) {
+                if writeln!(to, "{ahead}").is_err() {
+                    return;
+                }
+            }
             if to.write_all(&line).and_then(|_| to.flush()).is_err() {
                 return;
             }

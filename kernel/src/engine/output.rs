@@ -6,7 +6,7 @@
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 
-use tensorbook::contract::markers::{PARTIAL_LINE, USER_ERROR};
+use tensorbook::contract::markers::{PARTIAL_LINE, USER_ERROR, USER_ERROR_FOLLOWS};
 use tensorbook::contract::variables::{self, TensorDescription};
 
 use super::{Output, OutputSink, Stream};
@@ -30,6 +30,9 @@ pub(crate) struct CellReport {
     /// The cell returned an `Err` through `?`: the stderr lines the cell printed up to then
     /// (evcxr prints the error just before its marker).
     pub user_error: Option<Vec<String>>,
+    /// stdout said a `?` error's marker is on its way on stderr (see
+    /// `markers::USER_ERROR_FOLLOWS`): a flush waits for it.
+    pub user_error_follows: bool,
     /// The user's stderr lines of this cell, kept for `user_error` (bounded).
     pub stderr: Vec<String>,
     /// What `tensorbook::notebook::describe_variables` printed, for `:vars`.
@@ -104,6 +107,13 @@ impl StderrFilter {
 /// Passes a stdout line on: a content block as display data, the kernel's own `:vars`
 /// description to the report, anything else as text.
 fn stdout_line(line: String, report: &Mutex<CellReport>, sink: &OutputSink) {
+    if line == USER_ERROR_FOLLOWS {
+        report
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .user_error_follows = true;
+        return;
+    }
     if let Some(described) = variables::from_line(&line) {
         report.lock().unwrap_or_else(|e| e.into_inner()).variables = Some(described);
         return;
@@ -181,6 +191,16 @@ pub(crate) fn forward(
                             thread::sleep(std::time::Duration::from_millis(1));
                         }
                     }
+                    // A `?` error whose stderr marker is still on its way: wait for it
+                    // (bounded: a process that died has no more to say).
+                    let deadline = std::time::Instant::now() + USER_ERROR_WAIT;
+                    while awaiting_user_error(&report) {
+                        let left = deadline.saturating_duration_since(std::time::Instant::now());
+                        match stderr.recv_timeout(left) {
+                            Ok(line) => err.push(line, &report, &sink),
+                            Err(_) => break,
+                        }
+                    }
                     err.release(&sink);
                     let _ = ack.send(());
                 }
@@ -188,6 +208,15 @@ pub(crate) fn forward(
             }
         }
     });
+}
+
+/// How long a flush waits for a `?` error's stderr marker that stdout announced.
+const USER_ERROR_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Whether stdout announced a `?` error whose stderr marker has not arrived yet.
+fn awaiting_user_error(report: &Mutex<CellReport>) -> bool {
+    let report = report.lock().unwrap_or_else(|e| e.into_inner());
+    report.user_error_follows && report.user_error.is_none()
 }
 
 /// The user's stderr on its way to the frontend, one line behind: evcxr prints a `?` error on
@@ -240,6 +269,27 @@ mod tests {
         let into = Arc::clone(&seen);
         let sink: OutputSink = Arc::new(move |o| into.lock().unwrap().push(o));
         (sink, seen)
+    }
+
+    /// The race the stdout announcement closes: the flush runs before the `?` error's stderr
+    /// marker has arrived, and still reports the error.
+    #[test]
+    fn a_flush_waits_for_an_announced_user_error() {
+        let (sink, _seen) = recorder();
+        let report = Arc::new(Mutex::new(CellReport::default()));
+        let (out_tx, out_rx) = crossbeam_channel::unbounded();
+        let (err_tx, err_rx) = crossbeam_channel::unbounded();
+        let (flush_tx, flush_rx) = crossbeam_channel::unbounded();
+        forward(out_rx, err_rx, flush_rx, sink, Arc::clone(&report));
+        out_tx.send(USER_ERROR_FOLLOWS.to_string()).unwrap();
+        let (ack_tx, ack_rx) = mpsc::channel();
+        flush_tx.send(ack_tx).unwrap();
+        thread::sleep(std::time::Duration::from_millis(30));
+        err_tx.send("Error: interrupted".into()).unwrap();
+        err_tx.send(USER_ERROR.into()).unwrap();
+        ack_rx.recv().unwrap();
+        let user_error = report.lock().unwrap().user_error.clone();
+        assert_eq!(user_error.unwrap().last().unwrap(), "Error: interrupted");
     }
 
     #[test]

@@ -7,6 +7,10 @@
 pub const VARIABLES: &str = "\u{1b}[tensorbook:variables]";
 /// Printed alone on stderr by the evaluation process when a cell returned an `Err` through `?`.
 pub const USER_ERROR: &str = "\u{1b}[tensorbook:user-error]";
+/// Printed on stdout by the evaluation process just after [`USER_ERROR`] went to stderr. stdout
+/// is ordered with the cell's completion and stderr is not (evcxr's end-of-stderr mark comes
+/// from another thread and can pass it), so a kernel that sees this waits for `USER_ERROR`.
+pub const USER_ERROR_FOLLOWS: &str = "\u{1b}[tensorbook:user-error-follows]";
 /// Starts a stdout line that the cell left unfinished: its text is shown as it is, no newline.
 pub const PARTIAL_LINE: &str = "\u{1b}[tensorbook:partial]";
 
@@ -51,7 +55,7 @@ mod tests {
 
     #[test]
     fn markers_cannot_be_printed_text() {
-        for marker in [VARIABLES, USER_ERROR, PARTIAL_LINE] {
+        for marker in [VARIABLES, USER_ERROR, USER_ERROR_FOLLOWS, PARTIAL_LINE] {
             assert!(marker.starts_with('\u{1b}'));
         }
     }
