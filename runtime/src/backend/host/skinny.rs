@@ -176,8 +176,14 @@ mod avx2 {
         for (a, out) in a.chunks(G * k).zip(out.chunks_mut(G * n)) {
             let g = a.len() / k;
             let mut acc: Acc = [[_mm256_setzero_ps(); super::MAX_N]; G];
-            for p0 in (0..full).step_by(KC) {
-                let p1 = (p0 + KC).min(full);
+            // Equal chunks of at most KC: 784 in 256s left a 16-deep chunk paying a block's
+            // fixed cost (accumulators in and out) for two steps; equal chunks measured 3-4%
+            // faster on the blog's shape, cold and hot.
+            let steps = full / L;
+            let chunks = steps.div_ceil(KC / L).max(1);
+            let per = (steps.div_ceil(chunks) * L).max(L);
+            for p0 in (0..full).step_by(per) {
+                let p1 = (p0 + per).min(full);
                 let mut r = 0;
                 while r + R <= g {
                     rows_chunk::<R>(a, bt, k, n, r, p0, p1, &mut acc);
