@@ -95,14 +95,11 @@ pub fn run(what: BenchWhat) -> Result<(), String> {
             json,
         } => {
             let devices = bench::parse_devices(&devices).map_err(|e| e.to_string())?;
-            let mut names: Vec<&str> = ops::cases()
-                .into_iter()
-                .map(|c| c.name)
-                .filter(|n| n.contains(&filter))
-                .map(ops::numpy_name)
-                .collect();
-            names.dedup();
-            let numpy = numpy_figures(python, &names, runs);
+            let mut server = NumpyServer::start(python);
+            let numpy = match &mut server {
+                Ok(server) => Ok(server as &mut dyn ops::Reference),
+                Err(why) => Err(why.clone()),
+            };
             let runs = Runs {
                 warmup: 1,
                 timed: runs,
@@ -233,4 +230,106 @@ fn numpy_figures(
                 .collect()
         })
         .unwrap_or_default())
+}
+
+/// numpy's side of `bench ops`: [`ops::NUMPY_SCRIPT`] in `--serve` mode, asked for one case at
+/// a time, right after the devices have timed it (see [`ops::Reference`]).
+struct NumpyServer {
+    python: String,
+    child: std::process::Child,
+    to: std::process::ChildStdin,
+    from: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl NumpyServer {
+    /// Starts the script with the chosen Python, or says why numpy is left out.
+    fn start(python: Option<String>) -> Result<NumpyServer, String> {
+        let python = python_for_numpy(python);
+        if python == "none" {
+            return Err("left out (--python none)".into());
+        }
+        let mut child = Command::new(&python)
+            .args(["-c", ops::NUMPY_SCRIPT, "--serve"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run {python}: {e}"))?;
+        let (Some(to), Some(from)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            return Err(format!("cannot talk to {python}"));
+        };
+        let mut server = NumpyServer {
+            python,
+            child,
+            to,
+            from: std::io::BufReader::new(from),
+        };
+        let hello = server.answer()?;
+        let version = serde_json::from_str::<serde_json::Value>(&hello)
+            .ok()
+            .and_then(|v| v["numpy"].as_str().map(str::to_string))
+            .ok_or_else(|| format!("{} printed no numpy version: {hello}", server.python))?;
+        eprintln!(
+            "numpy {version} ({}), timed row by row after each device",
+            server.python
+        );
+        Ok(server)
+    }
+
+    /// Sends one command and reads its one-line answer; a dead script is reported with the
+    /// last line of its stderr (the Python error, e.g. no numpy).
+    fn ask(&mut self, command: &str) -> Result<String, String> {
+        writeln!(self.to, "{command}")
+            .and_then(|()| self.to.flush())
+            .map_err(|e| format!("cannot talk to {}: {e}", self.python))?;
+        self.answer()
+    }
+
+    fn answer(&mut self) -> Result<String, String> {
+        use std::io::{BufRead, Read};
+        let mut line = String::new();
+        match self.from.read_line(&mut line) {
+            Ok(n) if n > 0 => Ok(line.trim().to_string()),
+            _ => {
+                let mut err = String::new();
+                if let Some(stderr) = self.child.stderr.as_mut() {
+                    let _ = stderr.read_to_string(&mut err);
+                }
+                Err(format!(
+                    "{} failed: {}",
+                    self.python,
+                    err.lines().last().unwrap_or("it exited")
+                ))
+            }
+        }
+    }
+}
+
+impl ops::Reference for NumpyServer {
+    fn prepare(&mut self, case: &str) -> Result<bool, String> {
+        match self.ask(&format!("case {case}"))?.as_str() {
+            "ready" => Ok(true),
+            "unknown" => Ok(false),
+            other => Err(format!("numpy: {other}")),
+        }
+    }
+
+    fn time_once(&mut self) -> Result<std::time::Duration, String> {
+        let answer = self.ask("run")?;
+        answer
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(std::time::Duration::from_secs_f64)
+            .ok_or_else(|| format!("numpy: {answer}"))
+    }
+}
+
+impl Drop for NumpyServer {
+    fn drop(&mut self) {
+        // Closing stdin ends the script's loop; kill covers a script stuck in a run.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

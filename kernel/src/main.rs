@@ -94,8 +94,8 @@ enum BenchWhat {
         /// Only the rows whose name contains this text (e.g. `dot`, `f64`, `10M`).
         #[arg(long, default_value = "")]
         filter: String,
-        /// Timed runs per row and device (the median is reported).
-        #[arg(long, default_value_t = 5)]
+        /// Timed runs per row on each device, then on numpy (the median is reported).
+        #[arg(long, default_value_t = 9)]
         runs: usize,
         /// The Python with numpy (default: TENSORBOOK_PYTHON, else ./.venv/bin/python, else
         /// python3); `none` leaves numpy out.

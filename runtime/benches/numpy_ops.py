@@ -1,14 +1,20 @@
-"""numpy's side of `tensorbook bench ops`: reads case names on stdin (one per line) and prints
-one JSON object {name: median seconds} for the ones it knows. The same work as the Rust side:
-operands drawn once, one warm-up run, then timed runs; `sigmoid` written as numpy users write it.
-Run by the tensorbook binary (which carries this file) with the project's Python."""
+"""numpy's side of `tensorbook bench ops` and `bench jit`, run by the tensorbook binary (which
+carries this file) with the project's Python. The same work as the Rust side: operands drawn
+once, one warm-up run, then timed runs; `sigmoid` written as numpy users write it.
+
+`--serve` (bench ops): prints {"numpy": version} and answers commands on stdin, one per line,
+so that numpy times each row right after the Rust side has: `case NAME` draws the operands and makes the
+warm-up run, answering `ready` (or `unknown`); `run` times one run and answers its seconds.
+Otherwise (bench jit): reads case names on stdin and prints one JSON object
+{"numpy": version, "figures": {name: median seconds}} after timing `argv[1]` runs of each."""
 import json
 import sys
 import time
 
 import numpy as np
 
-RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+SERVE = sys.argv[1:2] == ["--serve"]
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 and not SERVE else 5
 M = 10_000_000
 rng = np.random.default_rng(0)
 
@@ -76,10 +82,38 @@ def median_seconds(f):
     return times[len(times) // 2]
 
 
-figures = {}
-for name in (line.strip() for line in sys.stdin):
-    if name in CASES:
-        f = CASES[name]()
-        figures[name] = median_seconds(f)
-        del f
-print(json.dumps({"numpy": np.__version__, "figures": figures}))
+def serve():
+    print(json.dumps({"numpy": np.__version__}), flush=True)
+    f = None
+    for line in sys.stdin:
+        command, _, name = line.rstrip("\n").partition(" ")
+        if command == "case":
+            f = None  # the previous case's operands go before the next one's are drawn
+            if name in CASES:
+                f = CASES[name]()
+                f()
+                print("ready", flush=True)
+            else:
+                print("unknown", flush=True)
+        elif command == "run" and f is not None:
+            start = time.perf_counter()
+            f()
+            print(repr(time.perf_counter() - start), flush=True)
+        else:
+            print("error: " + line.strip(), flush=True)
+
+
+def batch():
+    figures = {}
+    for name in (line.strip() for line in sys.stdin):
+        if name in CASES:
+            f = CASES[name]()
+            figures[name] = median_seconds(f)
+            del f
+    print(json.dumps({"numpy": np.__version__, "figures": figures}))
+
+
+if SERVE:
+    serve()
+else:
+    batch()

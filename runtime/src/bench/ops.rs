@@ -1,11 +1,10 @@
 //! `tensorbook bench ops`: one row per class of op (dot, elementwise, transcendental, reduction,
 //! conversion, transpose), timed on each device and set beside numpy's figure for the same
-//! work, measured in the same invocation by [`NUMPY_SCRIPT`].
+//! work, measured in the same invocation by [`NUMPY_SCRIPT`] right after the devices' runs of
+//! the same row (see [`Reference`]).
 //!
-//! The case names are the join key between the two sides: numpy's script prints
-//! `{"numpy": version, "figures": {"<name>": median seconds}}` for the names it is given.
+//! The case names are the join key between the two sides.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::{measure, Progress, Runs};
@@ -120,8 +119,23 @@ fn system_blas_product<T: crate::dtype::Element>(
     }))
 }
 
+/// One case's timed closure on one device.
+type TimedOp = Box<dyn FnMut() -> Result<Tensor>>;
+
+/// numpy's median for `case` over `runs.timed` runs (after its one warm-up run).
+fn time_reference(reference: &mut dyn Reference, case: &str, runs: Runs) -> Cell {
+    if !reference.prepare(case)? {
+        return Err("not measured".to_string());
+    }
+    let mut times = (0..runs.timed.max(1))
+        .map(|_| reference.time_once())
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    times.sort();
+    Ok(times[times.len() / 2])
+}
+
 /// Builds the operands of `case` on `device` and returns the timed closure.
-fn prepare(case: &OpCase, device: Device) -> Result<Box<dyn FnMut() -> Result<Tensor>>> {
+fn prepare(case: &OpCase, device: Device) -> Result<TimedOp> {
     let dot = |dtype, m, k, n| -> Result<Box<dyn FnMut() -> Result<Tensor>>> {
         let a = uniform(device, 1, dtype, &[m, k], -1.0, 1.0)?;
         let b = uniform(device, 2, dtype, &[k, n], -1.0, 1.0)?;
@@ -228,17 +242,44 @@ pub struct OpsReport {
     pub peak_gflops: Option<f64>,
 }
 
-/// Times every case whose name contains `filter` on each device. `numpy` holds numpy's medians
-/// by case name (or why there are none).
+/// numpy's side of the measurement: one case at a time, so that numpy times each row right
+/// after the devices have, in the same conditions.
+///
+/// Timing all of numpy first and the devices afterwards put a minute between the two figures
+/// of a row; on a shared 2-core VM memory bandwidth and clocks drift over that span. Runs are
+/// not alternated one by one: each side's runs evict the other's operands from L3, and
+/// OpenBLAS's threads, spinning after numpy's product, took a core from host's next run
+/// (measured: host's dot 1024^3 at 0.59x numpy alternated, 1.0x in blocks).
+pub trait Reference {
+    /// Draws the operands of `case` and makes one untimed run; `Ok(false)` when the reference
+    /// does not know the case.
+    fn prepare(&mut self, case: &str) -> std::result::Result<bool, String>;
+    /// Times one run of the prepared case.
+    fn time_once(&mut self) -> std::result::Result<Duration, String>;
+}
+
+/// How long to leave the machine idle after a block of BLAS products (numpy's, or host's via
+/// the system BLAS) before the other side's: OpenBLAS's threads keep spinning for a while after
+/// each call (2^28 cycles by default, under 0.1 s here) and on two cores would take cycles from
+/// the runs timed next.
+const AFTER_BLAS: Duration = Duration::from_millis(200);
+
+/// Times every case whose name contains `filter` on each device, then on numpy (see
+/// [`Reference`]), and reports the medians. `numpy` is the reference, or why there is none.
 pub fn run(
     devices: &[Device],
     filter: &str,
     runs: Runs,
-    numpy: std::result::Result<BTreeMap<String, f64>, String>,
+    mut numpy: std::result::Result<&mut dyn Reference, String>,
     progress: &mut dyn Progress,
 ) -> Result<OpsReport> {
     let mut rows = Vec::new();
     for case in cases().into_iter().filter(|c| c.name.contains(filter)) {
+        let settle = if case.unit == "GFLOP/s" {
+            AFTER_BLAS
+        } else {
+            Duration::ZERO
+        };
         let mut cells = Vec::new();
         for &device in devices {
             let cell = if device.client == Client::Binary && case.work > BINARY_WORK_LIMIT {
@@ -252,11 +293,13 @@ pub fn run(
             };
             cells.push(cell);
         }
-        let numpy_cell = match &numpy {
-            Ok(figures) => figures
-                .get(numpy_name(case.name))
-                .map(|s| Duration::from_secs_f64(*s))
-                .ok_or_else(|| "not measured".to_string()),
+        let numpy_cell = match &mut numpy {
+            Ok(reference) => {
+                std::thread::sleep(settle);
+                let cell = time_reference(&mut **reference, numpy_name(case.name), runs);
+                std::thread::sleep(settle);
+                cell
+            }
             Err(_) => Err("-".to_string()),
         };
         rows.push((case, cells, numpy_cell));
