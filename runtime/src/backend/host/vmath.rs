@@ -2,8 +2,12 @@
 //!
 //! libm evaluates these one element at a time through a call (tanh on 10M f32 took 129 ms,
 //! 4x numpy). Each function here is branch-free on one lane (special cases are selects, not
-//! jumps), so a loop over a slice vectorises; the loops are compiled for AVX2+FMA and picked
-//! at run time, with the same code as the portable fallback. `mul_add` is a fused
+//! jumps), so a loop over a slice vectorises; the loops are compiled for AVX-512 and for
+//! AVX2+FMA and picked at run time, with the same code as the portable fallback. The AVX-512
+//! build (16 lanes, mask registers for the selects; the same operations, so the same bits:
+//! checked over all 2^32 inputs) ran 1.5-1.8x faster on one Zen 4 core for 10M f32: exp 6.7
+//! -> 4.5 ms, log 12.2 -> 6.9, tanh 11.7 -> 6.8, sigmoid 8.5 -> 5.4; numpy's own AVX-512 log
+//! took 8.3 there. `mul_add` is a fused
 //! multiply-add in both (an instruction under FMA, libm's correctly rounded `fmaf`
 //! otherwise), so both give the same bits.
 //!
@@ -147,43 +151,71 @@ fn lanes(f: impl Fn(f32) -> f32, inp: &[f32], out: &mut [MaybeUninit<f32>]) {
     }
 }
 
-/// The loops for one op, compiled with AVX2 and FMA enabled.
+/// The loops for each op, compiled once per instruction set by this macro.
 #[cfg(target_arch = "x86_64")]
-mod avx2 {
-    use super::*;
+macro_rules! vmath_loops {
+    ($name:ident, $features:literal) => {
+        mod $name {
+            use super::*;
 
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn exp(inp: &[f32], out: &mut [MaybeUninit<f32>]) {
-        lanes(super::exp, inp, out)
-    }
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn log(inp: &[f32], out: &mut [MaybeUninit<f32>]) {
-        lanes(super::log, inp, out)
-    }
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn tanh(inp: &[f32], out: &mut [MaybeUninit<f32>]) {
-        lanes(super::tanh, inp, out)
-    }
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn sigmoid(inp: &[f32], out: &mut [MaybeUninit<f32>]) {
-        lanes(super::sigmoid, inp, out)
-    }
+            #[target_feature(enable = $features)]
+            pub unsafe fn exp(inp: &[f32], out: &mut [MaybeUninit<f32>]) {
+                lanes(super::exp, inp, out)
+            }
+            #[target_feature(enable = $features)]
+            pub unsafe fn log(inp: &[f32], out: &mut [MaybeUninit<f32>]) {
+                lanes(super::log, inp, out)
+            }
+            #[target_feature(enable = $features)]
+            pub unsafe fn tanh(inp: &[f32], out: &mut [MaybeUninit<f32>]) {
+                lanes(super::tanh, inp, out)
+            }
+            #[target_feature(enable = $features)]
+            pub unsafe fn sigmoid(inp: &[f32], out: &mut [MaybeUninit<f32>]) {
+                lanes(super::sigmoid, inp, out)
+            }
+
+            /// This build's loop for `op`.
+            ///
+            /// # Safety
+            /// The loops returned may only run on a CPU with this build's features.
+            pub unsafe fn pick(op: UnaryOp) -> Option<Kernel> {
+                // SAFETY (each closure): the caller checked the features.
+                match op {
+                    UnaryOp::Exp => Some(|i, o| unsafe { exp(i, o) }),
+                    UnaryOp::Log => Some(|i, o| unsafe { log(i, o) }),
+                    UnaryOp::Tanh => Some(|i, o| unsafe { tanh(i, o) }),
+                    UnaryOp::Sigmoid => Some(|i, o| unsafe { sigmoid(i, o) }),
+                    _ => None,
+                }
+            }
+        }
+    };
 }
+
+#[cfg(target_arch = "x86_64")]
+vmath_loops!(avx2, "avx2,fma");
+#[cfg(target_arch = "x86_64")]
+vmath_loops!(avx512, "avx2,fma,avx512f,avx512vl,avx512dq,avx512bw");
 
 pub(super) type Kernel = fn(&[f32], &mut [MaybeUninit<f32>]);
 
 /// The fastest loop this CPU runs for `op`, or `None` when `op` is not one of these.
 pub(super) fn kernel(op: UnaryOp) -> Option<Kernel> {
     #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("avx512f")
+        && is_x86_feature_detected!("avx512vl")
+        && is_x86_feature_detected!("avx512dq")
+        && is_x86_feature_detected!("avx512bw")
+        && is_x86_feature_detected!("fma")
+    {
+        // SAFETY: the CPU has the features the build was compiled for.
+        return unsafe { avx512::pick(op) };
+    }
+    #[cfg(target_arch = "x86_64")]
     if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-        // SAFETY (each closure): the CPU has the features the functions were compiled for.
-        return match op {
-            UnaryOp::Exp => Some(|i, o| unsafe { avx2::exp(i, o) }),
-            UnaryOp::Log => Some(|i, o| unsafe { avx2::log(i, o) }),
-            UnaryOp::Tanh => Some(|i, o| unsafe { avx2::tanh(i, o) }),
-            UnaryOp::Sigmoid => Some(|i, o| unsafe { avx2::sigmoid(i, o) }),
-            _ => None,
-        };
+        // SAFETY: the CPU has the features the build was compiled for.
+        return unsafe { avx2::pick(op) };
     }
     match op {
         UnaryOp::Exp => Some(|i, o| lanes(exp, i, o)),
@@ -221,4 +253,62 @@ pub(super) fn unary(op: UnaryOp, v: &[f32]) -> Option<Result<crate::host_vec::Ho
             f(&v[start..start + slots.len()], slots)
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `STRIDE`-th f32 bit pattern; the AVX-512 build was checked once at stride 1 (all
+    /// 2^32 patterns, every op) when it was added.
+    const STRIDE: u32 = 61;
+
+    /// The AVX-512 build of each loop gives the AVX2 build's bits, so the error table in the
+    /// module's docs (measured over every f32 on the AVX2 build) holds for both.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn the_avx512_loops_give_the_avx2_bits() {
+        if !(is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512vl")
+            && is_x86_feature_detected!("avx512dq")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("fma"))
+        {
+            println!("skipped: this CPU lacks AVX-512F/VL/DQ/BW");
+            return;
+        }
+        type Loop = unsafe fn(&[f32], &mut [MaybeUninit<f32>]);
+        let ops: [(&str, Loop, Loop); 4] = [
+            ("exp", avx2::exp, avx512::exp),
+            ("log", avx2::log, avx512::log),
+            ("tanh", avx2::tanh, avx512::tanh),
+            ("sigmoid", avx2::sigmoid, avx512::sigmoid),
+        ];
+        const BATCH: u64 = 1 << 20;
+        let total = (1u64 << 32) / STRIDE as u64;
+        let mut inp = Vec::with_capacity(BATCH as usize);
+        let mut a = vec![MaybeUninit::new(0f32); BATCH as usize];
+        let mut b = vec![MaybeUninit::new(0f32); BATCH as usize];
+        for start in (0..total).step_by(BATCH as usize) {
+            inp.clear();
+            inp.extend(
+                (start..(start + BATCH).min(total)).map(|i| f32::from_bits(i as u32 * STRIDE)),
+            );
+            for (name, old, new) in ops {
+                // SAFETY: the CPU has AVX2, FMA and the AVX-512 subsets (checked above).
+                unsafe {
+                    old(&inp, &mut a[..inp.len()]);
+                    new(&inp, &mut b[..inp.len()]);
+                }
+                for (i, x) in inp.iter().enumerate() {
+                    // SAFETY: both loops wrote every slot of the first `inp.len()`.
+                    let (p, q) = unsafe { (a[i].assume_init(), b[i].assume_init()) };
+                    assert!(
+                        p.to_bits() == q.to_bits() || (p.is_nan() && q.is_nan()),
+                        "{name}({x:e}): avx2 {p:e}, avx512 {q:e}"
+                    );
+                }
+            }
+        }
+    }
 }
