@@ -1,6 +1,5 @@
 //! `tensorbook bench`: the runtime's benchmarks in a terminal, with a progress bar.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -123,10 +122,13 @@ pub fn run(what: BenchWhat) -> Result<(), String> {
             let devices = bench::parse_devices(&devices).map_err(|e| e.to_string())?;
             // numpy's chain has the size of the Rust one only at the default length.
             let numpy = if len == 10_000_000 {
-                numpy_figures(python, &[jit::NUMPY_CASE], runs).and_then(|f| {
-                    f.get(jit::NUMPY_CASE)
-                        .copied()
-                        .ok_or_else(|| "numpy did not time the chain".to_string())
+                NumpyServer::start(python).and_then(|mut server| {
+                    let runs = Runs {
+                        warmup: 1,
+                        timed: runs,
+                    };
+                    ops::time_reference(&mut server, jit::NUMPY_CASE, runs)
+                        .map(|median| median.as_secs_f64())
                 })
             } else {
                 Err(format!(
@@ -184,56 +186,9 @@ fn python_for_numpy(chosen: Option<String>) -> String {
         .unwrap_or_else(|| "python3".into())
 }
 
-/// numpy's medians for `names`, from [`ops::NUMPY_SCRIPT`] run by that Python now, or why
-/// there are none.
-fn numpy_figures(
-    python: Option<String>,
-    names: &[&str],
-    runs: usize,
-) -> Result<BTreeMap<String, f64>, String> {
-    let python = python_for_numpy(python);
-    if python == "none" {
-        return Err("left out (--python none)".into());
-    }
-    eprintln!("numpy: timing {} rows with {python}", names.len());
-    let mut child = Command::new(&python)
-        .args(["-c", ops::NUMPY_SCRIPT, &runs.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run {python}: {e}"))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(names.join("\n").as_bytes())
-            .map_err(|e| format!("cannot talk to {python}: {e}"))?;
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("{python} failed: {e}"))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        return Err(format!(
-            "{python} failed ({}): {}",
-            out.status,
-            err.lines().last().unwrap_or("")
-        ));
-    }
-    let answer: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("{python} printed no JSON: {e}"))?;
-    eprintln!("numpy {} timed", answer["numpy"].as_str().unwrap_or("?"));
-    Ok(answer["figures"]
-        .as_object()
-        .map(|o| {
-            o.iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
-                .collect()
-        })
-        .unwrap_or_default())
-}
-
-/// numpy's side of `bench ops`: [`ops::NUMPY_SCRIPT`] in `--serve` mode, asked for one case at
-/// a time, right after the devices have timed it (see [`ops::Reference`]).
+/// numpy's side of `bench ops` and `bench jit`: [`ops::NUMPY_SCRIPT`] in `--serve` mode, asked
+/// for one case at a time (for `bench ops` right after the devices have timed it; see
+/// [`ops::Reference`]).
 struct NumpyServer {
     python: String,
     child: std::process::Child,
@@ -270,10 +225,7 @@ impl NumpyServer {
             .ok()
             .and_then(|v| v["numpy"].as_str().map(str::to_string))
             .ok_or_else(|| format!("{} printed no numpy version: {hello}", server.python))?;
-        eprintln!(
-            "numpy {version} ({}), timed row by row after each device",
-            server.python
-        );
+        eprintln!("numpy {version} ({})", server.python);
         Ok(server)
     }
 

@@ -2,19 +2,16 @@
 carries this file) with the project's Python. The same work as the Rust side: operands drawn
 once, one warm-up run, then timed runs; `sigmoid` written as numpy users write it.
 
-`--serve` (bench ops): prints {"numpy": version} and answers commands on stdin, one per line,
-so that numpy times each row right after the Rust side has: `case NAME` draws the operands and makes the
-warm-up run, answering `ready` (or `unknown`); `run` times one run and answers its seconds.
-Otherwise (bench jit): reads case names on stdin and prints one JSON object
-{"numpy": version, "figures": {name: median seconds}} after timing `argv[1]` runs of each."""
+Run with `--serve`: prints {"numpy": version} and answers commands on stdin, one per line, so
+that numpy times each row when the Rust side asks (bench ops: right after its own runs of the
+row): `case NAME` draws the operands and makes the warm-up run, answering `ready` (or
+`unknown`); `run` times one run and answers its seconds."""
 import json
 import sys
 import time
 
 import numpy as np
 
-SERVE = sys.argv[1:2] == ["--serve"]
-RUNS = int(sys.argv[1]) if len(sys.argv) > 1 and not SERVE else 5
 M = 10_000_000
 rng = np.random.default_rng(0)
 
@@ -71,17 +68,6 @@ CASES = {
 }
 
 
-def median_seconds(f):
-    f()
-    times = []
-    for _ in range(RUNS):
-        start = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - start)
-    times.sort()
-    return times[len(times) // 2]
-
-
 def serve():
     print(json.dumps({"numpy": np.__version__}), flush=True)
     f = None
@@ -103,17 +89,7 @@ def serve():
             print("error: " + line.strip(), flush=True)
 
 
-def batch():
-    figures = {}
-    for name in (line.strip() for line in sys.stdin):
-        if name in CASES:
-            f = CASES[name]()
-            figures[name] = median_seconds(f)
-            del f
-    print(json.dumps({"numpy": np.__version__, "figures": figures}))
-
-
-if SERVE:
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--serve"]:
+        sys.exit("usage: numpy_ops.py --serve")
     serve()
-else:
-    batch()

@@ -122,8 +122,8 @@ fn system_blas_product<T: crate::dtype::Element>(
 /// One case's timed closure on one device.
 type TimedOp = Box<dyn FnMut() -> Result<Tensor>>;
 
-/// numpy's median for `case` over `runs.timed` runs (after its one warm-up run).
-fn time_reference(reference: &mut dyn Reference, case: &str, runs: Runs) -> Cell {
+/// The reference's median for `case` over `runs.timed` runs (after its one warm-up run).
+pub fn time_reference(reference: &mut dyn Reference, case: &str, runs: Runs) -> Cell {
     if !reference.prepare(case)? {
         return Err("not measured".to_string());
     }
