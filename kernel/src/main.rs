@@ -94,7 +94,8 @@ enum BenchWhat {
         /// Only the rows whose name contains this text (e.g. `dot`, `f64`, `10M`).
         #[arg(long, default_value = "")]
         filter: String,
-        /// Timed runs per row on each device, then on numpy (the median is reported).
+        /// The least number of timed runs per row on each device, then on numpy (the median
+        /// is reported); rows of short ops run on until their runs add up to 0.25 s.
         #[arg(long, default_value_t = 9)]
         runs: usize,
         /// The Python with numpy (default: TENSORBOOK_PYTHON, else ./.venv/bin/python, else

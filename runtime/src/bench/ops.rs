@@ -124,14 +124,64 @@ type TimedOp = Box<dyn FnMut() -> Result<Tensor>>;
 
 /// The reference's median for `case` over `runs.timed` runs (after its one warm-up run).
 pub fn time_reference(reference: &mut dyn Reference, case: &str, runs: Runs) -> Cell {
+    time_reference_for(reference, case, runs, Duration::ZERO)
+}
+
+/// [`time_reference`], with runs added past `runs.timed` until they add up to `least`; the
+/// first run's time decides how many.
+fn time_reference_for(
+    reference: &mut dyn Reference,
+    case: &str,
+    runs: Runs,
+    least: Duration,
+) -> Cell {
     if !reference.prepare(case)? {
         return Err("not measured".to_string());
     }
-    let mut times = (0..runs.timed.max(1))
-        .map(|_| reference.time_once())
+    let first = reference.time_once()?;
+    let count = runs_filling(least, first, runs.timed.max(1));
+    let mut times = std::iter::once(Ok(first))
+        .chain((1..count).map(|_| reference.time_once()))
         .collect::<std::result::Result<Vec<_>, _>>()?;
     times.sort();
     Ok(times[times.len() / 2])
+}
+
+/// Each side of a row runs at least this long (past `--runs`, which stays the least count).
+/// Freshly drawn operands run slow here for their first 10-30 ms (host's argmax of 10M f32:
+/// 1.8 ms on the first run after the draw, 0.7 ms from about the tenth), and nine runs of a
+/// 1 ms op sat inside that stretch: memory-bound rows moved between 0.8x and 1.4x numpy from
+/// one invocation to the next, and settled at 1.4-1.7x with 101 runs.
+const LEAST_TIMED: Duration = Duration::from_millis(250);
+
+/// Runs of the shortest rows are capped, so that an op of a microsecond does not take
+/// a quarter of a second of calls into the clock.
+const MOST_RUNS: usize = 2000;
+
+/// How many runs of about `one` each add up to `least`: never fewer than `at_least`, never
+/// more than [`MOST_RUNS`] unless `at_least` asks for more.
+fn runs_filling(least: Duration, one: Duration, at_least: usize) -> usize {
+    let fill = least.as_nanos() / one.as_nanos().max(1) + 1;
+    let fill = usize::try_from(fill).unwrap_or(usize::MAX).min(MOST_RUNS);
+    fill.max(at_least)
+}
+
+/// Times `f` on its device like [`measure`], with the runs extended to [`LEAST_TIMED`]; the
+/// first warm-up run's time decides how many.
+fn measure_filling(
+    label: &str,
+    runs: Runs,
+    progress: &mut dyn Progress,
+    f: &mut dyn FnMut() -> Result<Tensor>,
+) -> Result<super::Measurement> {
+    let start = std::time::Instant::now();
+    f()?.sync()?;
+    let first = start.elapsed();
+    let rest = Runs {
+        warmup: runs.warmup.saturating_sub(1),
+        timed: runs_filling(LEAST_TIMED, first, runs.timed),
+    };
+    measure(label, rest, progress, f)
 }
 
 /// Builds the operands of `case` on `device` and returns the timed closure.
@@ -265,7 +315,8 @@ pub trait Reference {
 const AFTER_BLAS: Duration = Duration::from_millis(200);
 
 /// Times every case whose name contains `filter` on each device, then on numpy (see
-/// [`Reference`]), and reports the medians. `numpy` is the reference, or why there is none.
+/// [`Reference`]), each side for at least `runs.timed` runs and [`LEAST_TIMED`], and reports
+/// the medians. `numpy` is the reference, or why there is none.
 pub fn run(
     devices: &[Device],
     filter: &str,
@@ -288,7 +339,7 @@ pub fn run(
                 Err("host only".to_string())
             } else {
                 let timed = prepare(&case, device)
-                    .and_then(|mut f| measure(case.name, runs, progress, &mut *f));
+                    .and_then(|mut f| measure_filling(case.name, runs, progress, &mut *f));
                 timed.map(|m| m.median()).map_err(|e| e.to_string())
             };
             cells.push(cell);
@@ -296,7 +347,8 @@ pub fn run(
         let numpy_cell = match &mut numpy {
             Ok(reference) => {
                 std::thread::sleep(settle);
-                let cell = time_reference(&mut **reference, numpy_name(case.name), runs);
+                let cell =
+                    time_reference_for(&mut **reference, numpy_name(case.name), runs, LEAST_TIMED);
                 std::thread::sleep(settle);
                 cell
             }
@@ -499,6 +551,47 @@ mod tests {
             .find(|c| c.name == "dot f32 {10000,784}x{784,10}")
             .unwrap();
         assert!(prepare(&case, Device::host(0)).is_ok());
+    }
+
+    /// A reference whose every run takes `each`, counting the runs it was asked for.
+    struct Fixed {
+        each: Duration,
+        runs: usize,
+    }
+
+    impl Reference for Fixed {
+        fn prepare(&mut self, _case: &str) -> std::result::Result<bool, String> {
+            Ok(true)
+        }
+        fn time_once(&mut self) -> std::result::Result<Duration, String> {
+            self.runs += 1;
+            Ok(self.each)
+        }
+    }
+
+    #[test]
+    fn short_rows_run_until_they_fill_the_least_time_and_long_ones_keep_the_count() {
+        let runs = Runs {
+            warmup: 1,
+            timed: 9,
+        };
+        let least = Duration::from_millis(250);
+        for (each, want) in [(1, 251), (100, 9), (30, 9), (20, 13)] {
+            let mut numpy = Fixed {
+                each: Duration::from_millis(each),
+                runs: 0,
+            };
+            let median = time_reference_for(&mut numpy, "add f32 10M", runs, least);
+            assert_eq!(median, Ok(Duration::from_millis(each)));
+            assert_eq!(numpy.runs, want, "{each} ms runs");
+        }
+        // A run that reads as no time at all is capped, and the least count always holds.
+        assert_eq!(runs_filling(least, Duration::ZERO, 9), MOST_RUNS);
+        assert_eq!(
+            runs_filling(least, Duration::ZERO, MOST_RUNS + 1),
+            MOST_RUNS + 1
+        );
+        assert_eq!(runs_filling(Duration::ZERO, Duration::from_secs(1), 5), 5);
     }
 
     #[test]
