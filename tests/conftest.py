@@ -110,3 +110,17 @@ def kernel():
     yield km, kc
     kc.stop_channels()
     km.shutdown_kernel(now=False)
+
+
+def shell_replies(kc, msg_ids, timeout=TIMEOUT):
+    """Replies to every id in msg_ids, whatever order they arrive in."""
+    replies = {}
+    while set(msg_ids) - set(replies):
+        reply = kc.get_shell_msg(timeout=timeout)
+        replies[reply["parent_header"].get("msg_id")] = reply
+    return [replies[i] for i in msg_ids]
+
+
+def shell_reply(kc, msg_id, timeout=TIMEOUT):
+    """The reply to msg_id (other replies on the way are dropped)."""
+    return shell_replies(kc, [msg_id], timeout)[0]

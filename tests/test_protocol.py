@@ -8,20 +8,7 @@ import pytest
 import zmq
 from jupyter_client.manager import start_new_kernel
 
-from conftest import TIMEOUT, iopub_until_idle, run_cell, stdout_of
-
-
-def shell_replies(kc, msg_ids, timeout=TIMEOUT):
-    """Replies to every id in msg_ids, whatever order they arrive in."""
-    replies = {}
-    while set(msg_ids) - set(replies):
-        reply = kc.get_shell_msg(timeout=timeout)
-        replies[reply["parent_header"].get("msg_id")] = reply
-    return [replies[i] for i in msg_ids]
-
-
-def shell_reply(kc, msg_id, timeout=TIMEOUT):
-    return shell_replies(kc, [msg_id], timeout)[0]
+from conftest import TIMEOUT, iopub_until_idle, run_cell, shell_replies, shell_reply, stdout_of
 
 
 def test_kernel_info_is_answered_before_evcxr_is_ready():
