@@ -137,15 +137,18 @@ def test_a_gigabyte_tensor_survives_a_restart_without_a_copy():
         content = error_of(*run_cell(kc, "std::process::abort();"))
         with_big = time.monotonic() - t
         assert "big" in names(content["evalue"], "variables restored: "), content
-        print(f"restart: {baseline:.2f} s with a byte to restore, {with_big:.2f} s with 1 GiB "
-              f"(difference {with_big - baseline:+.2f} s); shared memory {before >> 20} -> {shmem_bytes() >> 20} MiB")
-        # No copy: restoring a gigabyte costs about what restoring a byte does, and the system's
-        # shared memory did not grow by another gigabyte.
-        assert with_big - baseline < 0.5, (baseline, with_big)
-        assert shmem_bytes() - before < (256 << 20)
         reply, outputs = run_cell(kc, 'println!("{:?} {:?}", big.shape(), big.reduce_max(None, false)?.to_scalar::<f32>()?);')
         assert reply["content"]["status"] == "ok", reply["content"]
         assert "[268435456] 268435460.0" in stdout_of(outputs), outputs
+        anon, shared = evaluation_process_memory(km.provisioner.process.pid)
+        print(f"restart: {baseline:.2f} s with a byte to restore, {with_big:.2f} s with 1 GiB; shared memory "
+              f"{before >> 20} -> {shmem_bytes() >> 20} MiB; the new process, having read every element: "
+              f"{anon >> 20} MiB private, {shared >> 20} MiB shared")
+        # No copy, told by memory rather than time (a timing bound is at the mercy of a busy CI
+        # machine): the system's shared memory did not grow by another gigabyte, and the new
+        # process read the whole tensor through the shared pages, not from a private copy.
+        assert shmem_bytes() - before < (256 << 20)
+        assert shared >= (1 << 30) and anon < (256 << 20), (anon, shared)
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
@@ -159,6 +162,24 @@ def process_memory(pid):
         return int(fields["VmRSS"].split()[0]) * 1024
     except (OSError, KeyError):
         return 0
+
+
+def evaluation_process_memory(kernel_pid):
+    """(private, shared) resident bytes of the kernel's evaluation process: its child running the
+    same executable (the other children are rustc and cargo)."""
+    exe = os.readlink(f"/proc/{kernel_pid}/exe")
+    for task in os.listdir(f"/proc/{kernel_pid}/task"):
+        with open(f"/proc/{kernel_pid}/task/{task}/children") as listing:
+            for child in listing.read().split():
+                try:
+                    if os.readlink(f"/proc/{child}/exe") != exe:
+                        continue
+                    with open(f"/proc/{child}/status") as f:
+                        fields = dict(line.split(":", 1) for line in f if ":" in line)
+                    return tuple(int(fields[k].split()[0]) * 1024 for k in ("RssAnon", "RssShmem"))
+                except (OSError, KeyError):
+                    continue
+    raise AssertionError(f"no evaluation process below kernel {kernel_pid}")
 
 
 def kernel_held_bytes(pid):
