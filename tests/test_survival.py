@@ -154,12 +154,13 @@ def test_a_gigabyte_tensor_survives_a_restart_without_a_copy():
         km.shutdown_kernel(now=True)
 
 
-def process_memory(pid):
-    """Resident bytes of a process (anonymous and shared), or 0 once it is gone."""
+def process_memory(pid, field="VmRSS"):
+    """Resident bytes of a process, all of them (VmRSS) or one kind (RssAnon: private, RssShmem:
+    shared memory), or 0 once it is gone."""
     try:
         with open(f"/proc/{pid}/status") as f:
             fields = dict(line.split(":", 1) for line in f if ":" in line)
-        return int(fields["VmRSS"].split()[0]) * 1024
+        return int(fields[field].split()[0]) * 1024
     except (OSError, KeyError):
         return 0
 
@@ -172,12 +173,9 @@ def evaluation_process_memory(kernel_pid):
         with open(f"/proc/{kernel_pid}/task/{task}/children") as listing:
             for child in listing.read().split():
                 try:
-                    if os.readlink(f"/proc/{child}/exe") != exe:
-                        continue
-                    with open(f"/proc/{child}/status") as f:
-                        fields = dict(line.split(":", 1) for line in f if ":" in line)
-                    return tuple(int(fields[k].split()[0]) * 1024 for k in ("RssAnon", "RssShmem"))
-                except (OSError, KeyError):
+                    if os.readlink(f"/proc/{child}/exe") == exe:
+                        return process_memory(child, "RssAnon"), process_memory(child, "RssShmem")
+                except OSError:
                     continue
     raise AssertionError(f"no evaluation process below kernel {kernel_pid}")
 
