@@ -423,7 +423,10 @@ impl RustAnalyzer {
             callable: Some(CallableSnippets::FillArguments),
             limit: None,
             prefer_prelude: false,
-            enable_term_search: true,
+            // tensorbook patch 14: off, as in rust-analyzer's own default
+            // (`completion.termSearch.enable`): its search panicked ("failed to unify type
+            // owners") on a Tab after `let x = 1; x`, which took the whole engine down.
+            enable_term_search: false,
             term_search_fuel: 400,
             prefer_absolute: false,
             add_semicolon_to_unit: true,
