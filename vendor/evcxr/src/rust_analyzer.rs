@@ -75,6 +75,9 @@ impl SharedAnalyzer {
         let worker = std::sync::Arc::clone(&analyzer);
         let spawned = std::thread::Builder::new()
             .name("evcxr-analysis".into())
+            // tensorbook patch 15: rust-analyzer recurses over the session's syntax trees
+            // here; a stack overflow would end the process that holds the session.
+            .stack_size(ANALYSIS_STACK)
             .spawn(move || {
                 lower_thread_priority();
                 while let Ok(mut source) = sources.recv() {
@@ -115,6 +118,11 @@ impl SharedAnalyzer {
         let _ = self.warm.send(source);
     }
 }
+
+/// The analysis worker's stack (tensorbook patch 15): as large as that of the thread that
+/// calls evcxr in tensorbook's kernel (`text_limits::EVALUATION_STACK`), which admits cells
+/// whose syntax trees fit it. Only the pages a deep tree touches are committed.
+const ANALYSIS_STACK: usize = 256 << 20;
 
 /// How long the evaluations must pause before the worker starts on the latest code.
 const WARM_QUIET: std::time::Duration = std::time::Duration::from_millis(500);
