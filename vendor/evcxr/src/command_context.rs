@@ -534,7 +534,7 @@ Panic detected. Here's some useful information if you're filing a bug report.
                 "Set output formatter (default: {:?})",
                 |_ctx, state, args| {
                     let new_format = if let Some(f) = args { f } else { "{:?}" };
-                    state.set_output_format(new_format.to_owned());
+                    state.set_output_format(new_format.to_owned())?;
                     text_output(format!("Output format: {}", state.output_format()))
                 },
             ),
@@ -648,7 +648,7 @@ Panic detected. Here's some useful information if you're filing a bug report.
                 "Set/print linker. Supported: system, lld, mold",
                 |_ctx, state, args| {
                     if let Some(linker) = args {
-                        state.set_linker(linker.to_owned());
+                        state.set_linker(linker.to_owned())?;
                     }
                     text_output(format!("linker: {}", state.linker()))
                 },
@@ -658,7 +658,7 @@ Panic detected. Here's some useful information if you're filing a bug report.
                 "Set/print the codegen backend. Requires nightly",
                 |_ctx, state, args| {
                     if let Some(backend) = args {
-                        state.set_codegen_backend(backend.to_owned());
+                        state.set_codegen_backend(backend.to_owned())?;
                     }
                     text_output(format!("codegen backend: {}", state.codegen_backend()))
                 },

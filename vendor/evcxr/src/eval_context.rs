@@ -462,7 +462,7 @@ impl EvalContext {
     ) -> Result<(EvalContext, EvalContextOutputs), Error> {
         let (mut context, outputs) = Self::with_subprocess_command_unchecked(subprocess_command)?;
         if context.committed_state.linker() == "lld" && context.eval("42").is_err() {
-            context.committed_state.set_linker("system".to_owned());
+            context.committed_state.config.linker = "system".to_owned();
         } else {
             // We need to eval something anyway, otherwise rust-analyzer crashes when trying to get
             // completions. Not 100% sure. Just writing Cargo.toml isn't sufficient.
@@ -1668,20 +1668,30 @@ impl ContextState {
         self.config.error_fmt.format_trait
     }
 
-    pub fn set_linker(&mut self, linker: String) {
+    pub fn set_linker(&mut self, linker: String) -> Result<(), Error> {
+        // tensorbook patch 16: only the linkers evcxr knows how to call.
+        if !["system", "lld", "mold"].contains(&linker.as_str()) {
+            bail!("Unsupported linker {linker:?}. Supported: system, lld, mold");
+        }
         self.config.linker = linker;
+        Ok(())
     }
 
     pub fn linker(&self) -> &str {
         &self.config.linker
     }
 
-    pub fn set_codegen_backend(&mut self, value: String) {
+    pub fn set_codegen_backend(&mut self, value: String) -> Result<(), Error> {
+        // tensorbook patch 16: a name rustc's -Zcodegen-backend knows, not any text.
+        if !["default", "llvm", "cranelift", "gcc"].contains(&value.as_str()) {
+            bail!("Unsupported codegen backend {value:?}. Supported: default, llvm, cranelift, gcc");
+        }
         self.config.codegen_backend = if value == "default" {
             None
         } else {
             Some(value)
         };
+        Ok(())
     }
 
     pub fn codegen_backend(&mut self) -> &str {
@@ -1716,6 +1726,11 @@ impl ContextState {
         if level.is_empty() {
             bail!("Optimization level cannot be an empty string");
         }
+        // tensorbook patch 16: only the levels rustc accepts. Any other text was stored and
+        // failed every later build of the session.
+        if !["0", "1", "2", "3", "s", "z"].contains(&level) {
+            bail!("Optimization level must be 0, 1, 2, 3, s or z, not {level:?}");
+        }
         level.clone_into(&mut self.config.opt_level);
         Ok(())
     }
@@ -1723,8 +1738,17 @@ impl ContextState {
         &self.config.output_format
     }
 
-    pub fn set_output_format(&mut self, output_format: String) {
+    pub fn set_output_format(&mut self, output_format: String) -> Result<(), Error> {
+        // tensorbook patch 16: every cell's final value is printed through this string, so
+        // one that is not a format string with one placeholder failed every later cell.
+        if format_placeholders(&output_format) != Some(1) {
+            bail!(
+                "Output format {output_format:?} is not a format string with one placeholder \
+                 (e.g. {{:?}}, {{:#?}}, {{}})"
+            );
+        }
         self.config.output_format = output_format;
+        Ok(())
     }
 
     pub fn display_types(&self) -> bool {
@@ -1736,10 +1760,14 @@ impl ContextState {
     }
 
     pub fn set_toolchain(&mut self, value: &str) -> Result<()> {
-        if let Some(rustc_path) = rustup_tool_path(Some(value), "rustc") {
-            self.config.core_extern = core_extern(&rustc_path)?;
-            self.config.rustc_path = rustc_path;
-        }
+        // tensorbook patch 16: a toolchain rustup does not have failed every later build.
+        let Some(rustc_path) = rustup_tool_path(Some(value), "rustc") else {
+            return Err(anyhow::anyhow!(
+                "No toolchain {value:?} found through rustup (`rustup toolchain list`)"
+            ));
+        };
+        self.config.core_extern = core_extern(&rustc_path)?;
+        self.config.rustc_path = rustc_path;
         if let Some(cargo_path) = rustup_tool_path(Some(value), "cargo") {
             self.config.cargo_path = cargo_path;
         }
@@ -2598,6 +2626,36 @@ pub extern "C" fn {LITERAL_SETTER_FN}(
 // which binary to invoke each time we compile. Doing this for cargo reduces eval time for a trivial
 // bit of code from about 140ms to 109ms. Doing it for rustc as well further reduces it to about
 // 75ms.
+/// tensorbook patch 16: the number of `{...}` placeholders in a format string (`{{` and `}}`
+/// are escapes), or None when its braces do not pair.
+fn format_placeholders(format: &str) -> Option<usize> {
+    let mut chars = format.chars().peekable();
+    let mut count = 0;
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.peek() == Some(&'{') => {
+                chars.next();
+            }
+            '{' => {
+                loop {
+                    match chars.next()? {
+                        '}' => break,
+                        '{' => return None,
+                        _ => {}
+                    }
+                }
+                count += 1;
+            }
+            '}' if chars.peek() == Some(&'}') => {
+                chars.next();
+            }
+            '}' => return None,
+            _ => {}
+        }
+    }
+    Some(count)
+}
+
 fn rustup_tool_path(toolchain: Option<&str>, tool: &str) -> Option<PathBuf> {
     let mut cmd = Command::new("rustup");
     if let Some(toolchain) = toolchain {
@@ -2720,6 +2778,24 @@ fn std_lib_path(rustc: &Path) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// tensorbook patch 16.
+    #[test]
+    fn session_settings_refuse_values_that_fail_every_build() {
+        assert_eq!(format_placeholders("{:?}"), Some(1));
+        assert_eq!(format_placeholders("{{x}} = {:#?}"), Some(1));
+        assert_eq!(format_placeholders("{"), None);
+        assert_eq!(format_placeholders("}{"), None);
+        assert_eq!(format_placeholders("{} {}"), Some(2));
+        let mut state = ContextState::new(Config::new(PathBuf::from("/tmp"), PathBuf::from("x")).unwrap());
+        assert!(state.set_opt_level("99").is_err());
+        assert!(state.set_opt_level("2").is_ok());
+        assert!(state.set_output_format("{".into()).is_err());
+        assert!(state.set_output_format("{:#?}".into()).is_ok());
+        assert!(state.set_linker("garbage".into()).is_err());
+        assert!(state.set_codegen_backend("garbage".into()).is_err());
+        assert!(state.set_toolchain("no-such-toolchain-anywhere").is_err());
+    }
     use ra_ap_syntax::SourceFile;
     use ra_ap_syntax::ast::HasAttrs;
 
