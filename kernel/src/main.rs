@@ -12,6 +12,9 @@ mod clients;
 mod engine;
 mod protocol;
 
+#[cfg(test)]
+mod hostile_text;
+
 use engine::{build_cache, evaluation, evaluation_process};
 use protocol::{kernelspec, server};
 use tensorbook::contract::env;
@@ -178,6 +181,17 @@ enum KernelAction {
         #[arg(long)]
         connection_file: PathBuf,
     },
+    /// The session keeper a kernel starts (see `engine::keeper`): holds the session's
+    /// variables while a killed kernel is restarted. Not for people.
+    #[command(hide = true)]
+    Keep {
+        /// Its socket (already bound: the listener is this process's standard input).
+        #[arg(long)]
+        socket: PathBuf,
+        /// How long to wait for a kernel to come back, in milliseconds.
+        #[arg(long)]
+        grace_ms: u64,
+    },
 }
 
 /// `--client`: any spec the session accepts (`auto`, `host`, `host:1`, `cuda`, `binary`,
@@ -234,10 +248,16 @@ fn kernel(action: KernelAction) -> Result<(), String> {
             }
             Ok(())
         }
+        KernelAction::Keep { socket, grace_ms } => {
+            engine::keeper::serve(&socket, std::time::Duration::from_millis(grace_ms))
+        }
         KernelAction::Run { connection_file } => {
             let session_dir = prepare_session_dir();
+            // Requests that parse (is_complete) run on these threads: their stacks hold the
+            // deepest tree the kernel admits (`text_limits`).
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
+                .thread_stack_size(engine::text_limits::ANALYSIS_STACK)
                 .enable_all()
                 .build()
                 .map_err(|e| format!("cannot start the async runtime: {e}"))?;

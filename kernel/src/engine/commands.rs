@@ -18,6 +18,9 @@ pub enum Command {
     Vars,
     /// `:help`.
     Help,
+    /// `:quit`, which evcxr answers by ending the process: here that would be the kernel,
+    /// with the session it holds, so the kernel refuses it.
+    Quit,
 }
 
 /// The command in `cell`, if the cell is one line naming one of the kernel's commands.
@@ -35,6 +38,7 @@ pub fn parse(cell: &str) -> Option<Command> {
         ":clients" => Command::Clients,
         ":vars" => Command::Vars,
         ":help" => Command::Help,
+        ":quit" => Command::Quit,
         _ => return None,
     })
 }
@@ -51,6 +55,10 @@ pub const HELP: &str =
                           cell, so the first :vars after a cell takes a compile)
   :help                   this list
 evcxr commands also work, e.g. :dep NAME = \"VERSION\", :opt LEVEL, :timing, :explain";
+
+/// The answer to `:quit`.
+pub const QUIT: &str = "`:quit` would end the kernel process and the session it holds; shut the \
+kernel down from the frontend instead (JupyterLab: Kernel > Shut Down Kernel)";
 
 /// `:client` with its argument (empty: show the default).
 pub fn client(arg: &str) -> CommandResult {
@@ -82,6 +90,7 @@ mod tests {
         assert_eq!(parse(":vars"), Some(Command::Vars));
         assert_eq!(parse(":clients"), Some(Command::Clients));
         assert_eq!(parse(":help"), Some(Command::Help));
+        assert_eq!(parse(":quit"), Some(Command::Quit));
         assert_eq!(parse(":dep foo = \"1\""), None);
         assert_eq!(parse(":vars\nlet x = 1;"), None);
         assert_eq!(parse("let x = 1;"), None);

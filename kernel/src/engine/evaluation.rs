@@ -14,7 +14,10 @@ use super::evaluation_process::{GRACE, INTERRUPT_EXIT_STATUS};
 use super::output::{forward, CellReport};
 use super::variables::{describe, Variable};
 use super::vault::{restore_code, Plan, Variable as KeptVariable, Vault};
-use super::{log_line, process, CellData, CellError, CompletionAnswer, OutputSink, Request};
+use super::{
+    log_line, process, AnalysisError, CellData, CellError, CompletionAnswer, InputReader, Output,
+    OutputSink, Request, Revival, Stream,
+};
 
 /// Where the runtime crate's sources are, for `:dep tensorbook`.
 fn runtime_path() -> PathBuf {
@@ -132,21 +135,8 @@ fn explain_restart(error: &mut CellError, plan: &Plan) {
     let interrupted = error
         .evalue
         .contains(&format!("exit status: {INTERRUPT_EXIT_STATUS}"));
-    let restored = if plan.restored.is_empty() {
-        "no variables to restore".to_string()
-    } else {
-        format!("variables restored: {}", plan.restored.join(", "))
-    };
-    let lost_names: Vec<&str> = plan
-        .lost
-        .iter()
-        .map(|l| l.split(' ').next().unwrap_or_default())
-        .collect();
-    let lost = if plan.lost.is_empty() {
-        "no variables were lost".to_string()
-    } else {
-        format!("variables lost: {}", lost_names.join(", "))
-    };
+    let restored = restored_text(plan);
+    let lost = lost_text(plan);
     let why = std::mem::take(&mut error.evalue);
     if interrupted {
         error.ename = "Interrupted".into();
@@ -165,6 +155,27 @@ fn explain_restart(error: &mut CellError, plan: &Plan) {
     error.traceback.push(
         "kept: the session default client, :dep crates, use statements, fn/struct items".into(),
     );
+}
+
+fn restored_text(plan: &Plan) -> String {
+    if plan.restored.is_empty() {
+        "no variables to restore".to_string()
+    } else {
+        format!("variables restored: {}", plan.restored.join(", "))
+    }
+}
+
+fn lost_text(plan: &Plan) -> String {
+    let lost_names: Vec<&str> = plan
+        .lost
+        .iter()
+        .map(|l| l.split(' ').next().unwrap_or_default())
+        .collect();
+    if plan.lost.is_empty() {
+        "no variables were lost".to_string()
+    } else {
+        format!("variables lost: {}", lost_names.join(", "))
+    }
 }
 
 /// The session's variables as evcxr knows them now.
@@ -238,6 +249,7 @@ pub(crate) fn run(
     busy: Arc<AtomicBool>,
     cache: Option<Arc<SessionDir>>,
     vault: Option<Arc<Vault>>,
+    revival: Option<Revival>,
 ) {
     // A session that finds the shared build copies it; the first one builds it (below).
     let claim = cache.as_ref().and_then(|dir| match dir.fill() {
@@ -288,7 +300,7 @@ pub(crate) fn run(
             ));
         }
     }
-    let mut ctx = match started {
+    let ctx = match started {
         Ok(ctx) => ctx,
         Err(e) => {
             let error = CellError {
@@ -296,11 +308,15 @@ pub(crate) fn run(
                 evalue: e.lines().next().unwrap_or_default().to_string(),
                 traceback: e.lines().map(str::to_string).collect(),
             };
+            let analysis = AnalysisError {
+                ename: error.ename.clone(),
+                evalue: error.evalue.clone(),
+            };
             for request in rx {
                 match request {
                     Request::Execute(_, _, tx) => drop(tx.send(Err(error.clone()))),
-                    Request::Complete(_, _, tx) => drop(tx.send(Err(error.evalue.clone()))),
-                    Request::Inspect(_, _, tx) => drop(tx.send(Err(error.evalue.clone()))),
+                    Request::Complete(_, _, tx) => drop(tx.send(Err(analysis.clone()))),
+                    Request::Inspect(_, _, tx) => drop(tx.send(Err(analysis.clone()))),
                     Request::Vars(tx) => drop(tx.send(Vec::new())),
                 }
             }
@@ -310,114 +326,237 @@ pub(crate) fn run(
     *child_slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(ctx.process_handle());
     // rust-analyzer warms itself on a background thread after each cell (vendored evcxr
     // patch 8): the first cell no longer waits for it.
-    // Tensor descriptions for `:vars`, valid until the next cell runs.
-    let mut described: Option<(u64, Vec<Variable>)> = None;
-    let mut cells_run: u64 = 0;
+    let mut session = Session {
+        ctx,
+        sink,
+        child_slot,
+        busy,
+        cache,
+        vault,
+        report,
+        flush: Box::new(flush),
+        described: None,
+        cells_run: 0,
+        notice: None,
+    };
+    if let Some(revival) = revival {
+        session.revive(revival);
+    }
+    // A panic inside evcxr or rust-analyzer (third-party code, on this thread) costs the one
+    // request it happened in: the thread, and with it the session, goes on.
     for request in rx {
         match request {
             Request::Execute(code, input, tx) => {
-                cells_run += 1;
-                *report.lock().unwrap_or_else(|e| e.into_inner()) = CellReport::default();
-                let before = variables_now(&ctx);
-                process::reset_build_stopped();
-                busy.store(true, Ordering::SeqCst);
-                let mut callbacks = evcxr::EvalCallbacks {
-                    input_reader: &|request| match &input {
-                        Some(reader) => reader(request.prompt, request.is_password),
-                        None => String::new(),
-                    },
-                };
-                let result = ctx.execute_with_callbacks(&code, &mut callbacks);
-                busy.store(false, Ordering::SeqCst);
-                let mut restarted = false;
-                let result = result
-                    .map(|out| {
-                        let mut data: CellData = out.content_by_mime_type.into_iter().collect();
-                        data.sort();
-                        // A cell ending in a block or `if` evaluates to `()`: nothing to show.
-                        if data.len() == 1 && data[0].0 == "text/plain" && data[0].1.trim() == "()"
-                        {
-                            data.clear();
-                        }
-                        data
+                let result = contained(|| session.execute(&code, input)).unwrap_or_else(|why| {
+                    session.busy.store(false, Ordering::SeqCst);
+                    Err(CellError {
+                        ename: "KernelError".into(),
+                        evalue: format!(
+                            "the evaluation engine failed on this cell ({why}); the cell may not \
+                             have run, the session goes on"
+                        ),
+                        traceback: vec![format!("panic in the kernel's evaluation engine: {why}")],
                     })
-                    .map_err(|e| {
-                        let mut error = cell_error(e);
-                        if process::build_was_stopped() {
-                            error.ename = "Interrupted".into();
-                            error.evalue = "the build was interrupted; the cell did not run".into();
-                        }
-                        if error.ename == "EvaluationProcessTerminated" {
-                            restarted = true;
-                        }
-                        error
-                    });
-                let result = match result {
-                    Err(mut error) if restarted => {
-                        // The new process gets the variables back and its output flusher
-                        // again (the prelude's `use`s and `:dep`s are kept by evcxr itself).
-                        let plan = restore(&mut ctx, vault.as_deref(), &before);
-                        explain_restart(&mut error, &plan);
-                        Err(error)
-                    }
-                    other => other,
-                };
-                if let Some(vault) = &vault {
-                    // Dropped, shadowed by a non-variable, or cleared: their memory may go.
-                    let now = variables_now(&ctx);
-                    vault.retain(|name| now.iter().any(|v| v.name == name));
-                }
-                // evcxr may have restarted its process: keep interrupt pointed at the live one.
-                *child_slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(ctx.process_handle());
-                flush();
-                let cell = std::mem::take(&mut *report.lock().unwrap_or_else(|e| e.into_inner()));
-                let result = match (result, cell.panic, cell.user_error) {
-                    (Ok(_), Some(report), _) => Err(CellError {
-                        ename: "Panic".into(),
-                        evalue: report.message.join("\n"),
-                        traceback: std::iter::once(report.location)
-                            .chain(report.message)
-                            .collect(),
-                    }),
-                    (Ok(_), None, Some(lines)) => Err(user_error(lines)),
-                    (other, _, _) => other,
-                };
+                });
                 let _ = tx.send(result);
             }
             Request::Complete(code, pos, tx) => {
-                let answer = ctx
-                    .completions(&code, clamp(&code, pos))
-                    .map(|c| CompletionAnswer {
-                        matches: c.completions.into_iter().map(|c| c.code).collect(),
-                        start: clamp(&code, c.start_offset),
-                        end: clamp(&code, c.end_offset),
-                    })
-                    .map_err(|e| e.to_string());
+                let answer = contained(|| session.complete(&code, pos))
+                    .unwrap_or_else(|why| Err(analysis_panicked("completion", &why)));
                 let _ = tx.send(answer);
             }
             Request::Inspect(code, pos, tx) => {
-                let _ = tx.send(
-                    ctx.hover_at(&code, clamp(&code, pos))
-                        .map_err(|e| e.to_string()),
-                );
+                let answer = contained(|| session.inspect(&code, pos))
+                    .unwrap_or_else(|why| Err(analysis_panicked("inspection", &why)));
+                let _ = tx.send(answer);
             }
             Request::Vars(tx) => {
-                // The runtime's shared library, which every cell links (build_cache.rs).
-                let runtime_dylib = cache
-                    .as_ref()
-                    .and_then(|dir| dir.library_dir())
-                    .map(|dir| dir.join("libtensorbook_dylib.so"))
-                    .filter(|path| path.is_file());
-                let vars = describe(
-                    &mut ctx,
-                    &report,
-                    &flush,
-                    &mut described,
-                    cells_run,
-                    runtime_dylib.as_deref(),
-                );
-                let _ = tx.send(vars);
+                let _ = tx.send(contained(|| session.vars()).unwrap_or_default());
             }
         }
+    }
+}
+
+/// Runs `f`, turning a panic into its message.
+fn contained<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".into())
+    })
+}
+
+fn analysis_panicked(what: &str, why: &str) -> AnalysisError {
+    log_line(&format!("{what} panicked in rust-analyzer: {why}"));
+    AnalysisError {
+        ename: "AnalysisFailed".into(),
+        evalue: format!(
+            "rust-analyzer failed on this {what} request ({why}); nothing else is affected"
+        ),
+    }
+}
+
+/// The evaluation thread's state once evcxr has started.
+struct Session {
+    ctx: evcxr::CommandContext,
+    sink: OutputSink,
+    child_slot: Arc<Mutex<Option<Arc<Mutex<Child>>>>>,
+    busy: Arc<AtomicBool>,
+    cache: Option<Arc<SessionDir>>,
+    vault: Option<Arc<Vault>>,
+    report: Arc<Mutex<CellReport>>,
+    /// Waits until the output demultiplexer has passed on everything printed so far.
+    flush: Box<dyn Fn()>,
+    /// Tensor descriptions for `:vars`, valid until the next cell runs.
+    described: Option<(u64, Vec<Variable>)>,
+    cells_run: u64,
+    /// Said on stderr before the next cell runs (the session came back from its keeper).
+    notice: Option<String>,
+}
+
+impl Session {
+    /// Binds again the variables of a session whose kernel was killed, and says so before the
+    /// first cell.
+    fn revive(&mut self, revival: Revival) {
+        let plan = restore(&mut self.ctx, self.vault.as_deref(), &revival.variables);
+        self.mirror();
+        let mut text = format!(
+            "The kernel was restarted after it ended unexpectedly (killed or crashed); {}; {}.\n",
+            restored_text(&plan),
+            lost_text(&plan)
+        );
+        for lost in &plan.lost {
+            text.push_str(&format!("lost: {lost}\n"));
+        }
+        for note in &revival.notes {
+            text.push_str(&format!("{note}\n"));
+        }
+        log_line(text.trim_end());
+        self.notice = Some(text);
+    }
+
+    /// Sends the session keeper what the last cell changed.
+    fn mirror(&self) {
+        if let Some(vault) = &self.vault {
+            let now = variables_now(&self.ctx);
+            let default = tensorbook::contract::session_file::read().map(|d| d.to_string());
+            vault.mirror(&now, default);
+        }
+    }
+
+    fn execute(&mut self, code: &str, input: Option<InputReader>) -> Result<CellData, CellError> {
+        if let Some(notice) = self.notice.take() {
+            (self.sink)(Output::Text(Stream::Stderr, notice));
+        }
+        self.cells_run += 1;
+        *self.report.lock().unwrap_or_else(|e| e.into_inner()) = CellReport::default();
+        let before = variables_now(&self.ctx);
+        process::reset_build_stopped();
+        self.busy.store(true, Ordering::SeqCst);
+        let mut callbacks = evcxr::EvalCallbacks {
+            input_reader: &|request| match &input {
+                Some(reader) => reader(request.prompt, request.is_password),
+                None => String::new(),
+            },
+        };
+        let result = self.ctx.execute_with_callbacks(code, &mut callbacks);
+        self.busy.store(false, Ordering::SeqCst);
+        let mut restarted = false;
+        let result = result
+            .map(|out| {
+                let mut data: CellData = out.content_by_mime_type.into_iter().collect();
+                data.sort();
+                // A cell ending in a block or `if` evaluates to `()`: nothing to show.
+                if data.len() == 1 && data[0].0 == "text/plain" && data[0].1.trim() == "()" {
+                    data.clear();
+                }
+                data
+            })
+            .map_err(|e| {
+                let mut error = cell_error(e);
+                if process::build_was_stopped() {
+                    error.ename = "Interrupted".into();
+                    error.evalue = "the build was interrupted; the cell did not run".into();
+                }
+                if error.ename == "EvaluationProcessTerminated" {
+                    restarted = true;
+                }
+                error
+            });
+        let result = match result {
+            Err(mut error) if restarted => {
+                // The new process gets the variables back and its output flusher
+                // again (the prelude's `use`s and `:dep`s are kept by evcxr itself).
+                let plan = restore(&mut self.ctx, self.vault.as_deref(), &before);
+                explain_restart(&mut error, &plan);
+                Err(error)
+            }
+            other => other,
+        };
+        if let Some(vault) = &self.vault {
+            // Dropped, shadowed by a non-variable, or cleared: their memory may go.
+            let now = variables_now(&self.ctx);
+            vault.retain(|name| now.iter().any(|v| v.name == name));
+        }
+        self.mirror();
+        // evcxr may have restarted its process: keep interrupt pointed at the live one.
+        *self.child_slot.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some(self.ctx.process_handle());
+        (self.flush)();
+        let cell = std::mem::take(&mut *self.report.lock().unwrap_or_else(|e| e.into_inner()));
+        match (result, cell.panic, cell.user_error) {
+            (Ok(_), Some(report), _) => Err(CellError {
+                ename: "Panic".into(),
+                evalue: report.message.join("\n"),
+                traceback: std::iter::once(report.location)
+                    .chain(report.message)
+                    .collect(),
+            }),
+            (Ok(_), None, Some(lines)) => Err(user_error(lines)),
+            (other, _, _) => other,
+        }
+    }
+
+    fn complete(&mut self, code: &str, pos: usize) -> Result<CompletionAnswer, AnalysisError> {
+        self.ctx
+            .completions(code, clamp(code, pos))
+            .map(|c| CompletionAnswer {
+                matches: c.completions.into_iter().map(|c| c.code).collect(),
+                start: clamp(code, c.start_offset),
+                end: clamp(code, c.end_offset),
+            })
+            .map_err(|e| AnalysisError {
+                ename: "CompletionFailed".into(),
+                evalue: e.to_string(),
+            })
+    }
+
+    fn inspect(&mut self, code: &str, pos: usize) -> Result<(String, String), AnalysisError> {
+        self.ctx
+            .hover_at(code, clamp(code, pos))
+            .map_err(|e| AnalysisError {
+                ename: "InspectionFailed".into(),
+                evalue: e.to_string(),
+            })
+    }
+
+    fn vars(&mut self) -> Vec<Variable> {
+        // The runtime's shared library, which every cell links (build_cache.rs).
+        let runtime_dylib = self
+            .cache
+            .as_ref()
+            .and_then(|dir| dir.library_dir())
+            .map(|dir| dir.join("libtensorbook_dylib.so"))
+            .filter(|path| path.is_file());
+        describe(
+            &mut self.ctx,
+            &self.report,
+            &self.flush,
+            &mut self.described,
+            self.cells_run,
+            runtime_dylib.as_deref(),
+        )
     }
 }

@@ -15,17 +15,21 @@
 //! | [`build_cache`], [`leftovers`] | the shared runtime build and removal of dead kernels' directories |
 //! | [`state_dir`] | the kernel's state directory: session file, display and keep sockets |
 //! | [`vault`] | the variables kept through a restart of the evaluation process, and the cell that restores them |
+//! | [`keeper`] | the session keeper: a process that holds the vault's copy while a killed kernel is restarted |
 //! | [`variables`] | `:vars`' descriptions |
 //! | [`commands`] | session commands answered without compiling (`:client`, `:clients`, `:help`) |
+//! | [`text_limits`] | what the kernel agrees to parse: a cell's size and nesting, the parsing threads' stacks |
 
 pub mod build_cache;
 pub mod commands;
 pub mod evaluation;
 pub mod evaluation_process;
+pub mod keeper;
 pub mod leftovers;
 pub mod output;
 pub mod process;
 pub mod state_dir;
+pub mod text_limits;
 pub mod variables;
 pub mod vault;
 
@@ -101,6 +105,62 @@ pub struct CompletionAnswer {
     pub end: usize,
 }
 
+/// A session taken back from the keeper of a kernel that was killed: the vault already holds
+/// its records; the engine binds its variables again after the prelude.
+pub struct Revival {
+    /// The session's variables as the killed kernel's evcxr knew them.
+    pub variables: Vec<vault::Variable>,
+    /// What could not be taken back beyond variables (an unavailable default client).
+    pub notes: Vec<String>,
+}
+
+impl Revival {
+    /// Puts a keeper's snapshot into the vault and the session default into place.
+    pub fn adopt(vault: &vault::Vault, snapshot: keeper::Snapshot) -> Revival {
+        let mut notes = Vec::new();
+        if let Some(client) = &snapshot.default_client {
+            let applied = tensorbook::ClientSpec::parse(client).and_then(|s| s.apply());
+            if let Err(e) = applied {
+                notes.push(format!(
+                    "the session default {client} is unavailable now: {e}"
+                ));
+            }
+        }
+        vault.adopt(snapshot.records.into_values());
+        Revival {
+            variables: snapshot.variables,
+            notes,
+        }
+    }
+}
+
+/// Why a completion or inspection has no answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AnalysisError {
+    /// The error class (`CellTooDeep`, `AnalysisPanicked`, ...).
+    pub ename: String,
+    /// What was wrong, for the user.
+    pub evalue: String,
+}
+
+impl AnalysisError {
+    fn stopped() -> AnalysisError {
+        AnalysisError {
+            ename: "EngineStopped".into(),
+            evalue: "the evaluation engine stopped".into(),
+        }
+    }
+}
+
+impl From<text_limits::Refusal> for AnalysisError {
+    fn from(refusal: text_limits::Refusal) -> AnalysisError {
+        AnalysisError {
+            ename: refusal.ename().into(),
+            evalue: refusal.to_string(),
+        }
+    }
+}
+
 /// Answers a cell's request for input (prompt, whether it is a password) with the line typed.
 pub type InputReader = Arc<dyn Fn(String, bool) -> String + Send + Sync>;
 
@@ -113,12 +173,12 @@ pub(crate) enum Request {
     Complete(
         String,
         usize,
-        oneshot::Sender<Result<CompletionAnswer, String>>,
+        oneshot::Sender<Result<CompletionAnswer, AnalysisError>>,
     ),
     Inspect(
         String,
         usize,
-        oneshot::Sender<Result<(String, String), String>>,
+        oneshot::Sender<Result<(String, String), AnalysisError>>,
     ),
     Vars(oneshot::Sender<Vec<Variable>>),
 }
@@ -140,17 +200,21 @@ impl Engine {
         sink: OutputSink,
         cache: Option<Arc<SessionDir>>,
         vault: Option<Arc<vault::Vault>>,
+        revival: Option<Revival>,
     ) -> Engine {
         let (tx, rx) = mpsc::channel::<Request>();
         let child: Arc<Mutex<Option<Arc<Mutex<Child>>>>> = Arc::default();
         let child_slot = Arc::clone(&child);
         let busy = Arc::new(AtomicBool::new(false));
         let busy_flag = Arc::clone(&busy);
+        // Parsing and analysis run on this thread: its stack holds the deepest tree
+        // `text_limits` admits.
         thread::Builder::new()
             .name("evcxr".into())
+            .stack_size(text_limits::EVALUATION_STACK)
             .spawn({
                 let sink = Arc::clone(&sink);
-                move || evaluation::run(rx, sink, child_slot, busy_flag, cache, vault)
+                move || evaluation::run(rx, sink, child_slot, busy_flag, cache, vault, revival)
             })
             .ok();
         Engine {
@@ -175,12 +239,23 @@ impl Engine {
         code: String,
         input: Option<InputReader>,
     ) -> Result<CellData, CellError> {
+        if let Err(refusal) = text_limits::check_cell(&code) {
+            return Err(CellError {
+                ename: refusal.ename().into(),
+                evalue: refusal.to_string(),
+                traceback: vec![
+                    refusal.to_string(),
+                    "the cell did not run; the session is unchanged".into(),
+                ],
+            });
+        }
         if let Some(command) = commands::parse(&code) {
             let printed = match command {
                 Command::Client(arg) => commands::client(&arg),
                 Command::Clients => Ok(crate::clients::table()),
                 Command::Vars => Ok(variables::table(&self.vars().await)),
                 Command::Help => Ok(commands::HELP.to_string()),
+                Command::Quit => Err(commands::QUIT.to_string()),
             };
             return match printed {
                 Ok(text) => {
@@ -199,18 +274,30 @@ impl Engine {
             .unwrap_or_else(|_| Err(gone()))
     }
 
-    /// Completions at a byte offset.
-    pub async fn complete(&self, code: String, pos: usize) -> Result<CompletionAnswer, String> {
+    /// Completions at a byte offset (clamped to the code and to a char boundary).
+    pub async fn complete(
+        &self,
+        code: String,
+        pos: usize,
+    ) -> Result<CompletionAnswer, AnalysisError> {
+        text_limits::check_analysis(&code)?;
+        let pos = text_limits::floor_char_boundary(&code, pos);
         self.ask(|tx| Request::Complete(code, pos, tx))
             .await
-            .unwrap_or_else(|_| Err("the evaluation engine stopped".into()))
+            .unwrap_or_else(|_| Err(AnalysisError::stopped()))
     }
 
     /// Hover information at a byte offset: (plain text, html).
-    pub async fn inspect(&self, code: String, pos: usize) -> Result<(String, String), String> {
+    pub async fn inspect(
+        &self,
+        code: String,
+        pos: usize,
+    ) -> Result<(String, String), AnalysisError> {
+        text_limits::check_analysis(&code)?;
+        let pos = text_limits::floor_char_boundary(&code, pos);
         self.ask(|tx| Request::Inspect(code, pos, tx))
             .await
-            .unwrap_or_else(|_| Err("the evaluation engine stopped".into()))
+            .unwrap_or_else(|_| Err(AnalysisError::stopped()))
     }
 
     /// Variables defined so far, with their types (and, for tensors, what they hold).

@@ -18,6 +18,7 @@ use std::time::Duration;
 use tensorbook::contract::env;
 use tensorbook::contract::keep::{self as socket, Kept, LineStream, Request, Value};
 
+use super::keeper::{self, Keeper};
 use super::log_line;
 
 /// One kept variable.
@@ -25,12 +26,17 @@ struct Entry {
     kept: Kept,
     /// The tensor's shared memory.
     memory: Option<OwnedFd>,
+    /// When it was kept (a counter), so that the keeper is sent only what changed.
+    generation: u64,
 }
 
 /// The session's kept variables, by name.
 #[derive(Default)]
 pub struct Vault {
     entries: Mutex<HashMap<String, Entry>>,
+    generations: std::sync::atomic::AtomicU64,
+    /// The session keeper (see [`keeper`]) and what it holds: name -> generation.
+    keeper: Mutex<Option<(Keeper, HashMap<String, u64>)>>,
 }
 
 impl Vault {
@@ -85,8 +91,7 @@ impl Vault {
                     } else {
                         None
                     };
-                    self.lock()
-                        .insert(kept.name.clone(), Entry { kept, memory });
+                    self.insert(kept, memory);
                 }
                 Ok(Request::Done) => {
                     if lines.send(socket::DONE, None).is_err() {
@@ -104,6 +109,75 @@ impl Vault {
                 }
                 Err(e) => log_line(&format!("keep socket: ignored a malformed message: {e}")),
             }
+        }
+    }
+
+    fn insert(&self, kept: Kept, memory: Option<OwnedFd>) {
+        let generation = self
+            .generations
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.lock().insert(
+            kept.name.clone(),
+            Entry {
+                kept,
+                memory,
+                generation,
+            },
+        );
+    }
+
+    /// Takes over what a session keeper held for a kernel that died, as if its cells had
+    /// kept it here.
+    pub fn adopt(&self, records: impl IntoIterator<Item = keeper::Record>) {
+        for record in records {
+            self.insert(record.kept, record.memory);
+        }
+    }
+
+    /// Mirrors the vault to `keeper` from now on (see [`Vault::mirror`]).
+    pub fn set_keeper(&self, keeper: Keeper) {
+        *self.keeper.lock().unwrap_or_else(|e| e.into_inner()) = Some((keeper, HashMap::new()));
+    }
+
+    /// Sends the keeper what changed since the last call: records kept or replaced, names
+    /// forgotten, the session's variables and default client. Without a keeper, nothing.
+    pub fn mirror(&self, variables: &[Variable], default_client: Option<String>) {
+        let mut slot = self.keeper.lock().unwrap_or_else(|e| e.into_inner());
+        let Some((keeper, held)) = slot.as_mut() else {
+            return;
+        };
+        let entries = self.lock();
+        let result = (|| {
+            let gone: Vec<String> = held
+                .keys()
+                .filter(|name| !entries.contains_key(*name))
+                .cloned()
+                .collect();
+            for name in gone {
+                keeper.forget(&name)?;
+                held.remove(&name);
+            }
+            for (name, entry) in entries.iter() {
+                if held.get(name) != Some(&entry.generation) {
+                    keeper.put(&entry.kept, entry.memory.as_ref())?;
+                    held.insert(name.clone(), entry.generation);
+                }
+            }
+            keeper.session(variables, default_client)
+        })();
+        drop(entries);
+        if result.is_err() {
+            // One report, then the session goes on without surviving its kernel.
+            *slot = None;
+        }
+        keeper::report(result);
+    }
+
+    /// Ends the session at the keeper: it lets go of everything before this returns.
+    pub fn end_session(&self) {
+        let taken = self.keeper.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some((keeper, _)) = taken {
+            keeper.end();
         }
     }
 
@@ -204,16 +278,13 @@ mod tests {
     }
 
     fn kept(vault: &Vault, name: &str, value: Value) {
-        vault.lock().insert(
-            name.into(),
-            Entry {
-                kept: Kept {
-                    name: name.into(),
-                    type_name: "x".into(),
-                    value,
-                },
-                memory: None,
+        vault.insert(
+            Kept {
+                name: name.into(),
+                type_name: "x".into(),
+                value,
             },
+            None,
         );
     }
 

@@ -1,8 +1,12 @@
 //! `is_complete_request`: is a cell ready to run? A delimiter scan that understands strings,
 //! raw strings, chars, lifetimes and nested comments finds open or mismatched brackets; syn then
 //! parses balanced code as block statements, where running out of input means "incomplete".
+//! syn recurses: balanced code goes to it only within the kernel's limits
+//! ([`text_limits`]), which the kernel would refuse to run anyway ("invalid").
 
 use syn::parse::Parser;
+
+use crate::engine::text_limits;
 
 /// The answer to `is_complete_request`.
 #[derive(Debug, PartialEq, Eq)]
@@ -117,6 +121,9 @@ fn scan(code: &str) -> Scan {
     Scan::Open(stack.len())
 }
 
+/// The indent suggested for the next line stops growing here (a frontend pastes it).
+const MAX_INDENT_LEVELS: usize = 16;
+
 /// Decides whether `code` is a complete cell.
 pub fn is_complete(code: &str) -> Completeness {
     let trimmed = code.trim();
@@ -126,7 +133,10 @@ pub fn is_complete(code: &str) -> Completeness {
     match scan(code) {
         Scan::Mismatch => Completeness::Invalid,
         Scan::Unterminated => Completeness::Incomplete(String::new()),
-        Scan::Open(depth) if depth > 0 => Completeness::Incomplete("    ".repeat(depth)),
+        Scan::Open(depth) if depth > 0 => {
+            Completeness::Incomplete("    ".repeat(depth.min(MAX_INDENT_LEVELS)))
+        }
+        Scan::Open(_) if text_limits::check_cell(code).is_err() => Completeness::Invalid,
         Scan::Open(_) => {
             // Commands (`:dep ...`) may precede the code; syn only sees the Rust.
             let rust: String = code
@@ -192,5 +202,18 @@ mod tests {
             is_complete("let r = r#\"a \" }\"#;"),
             Completeness::Complete
         );
+    }
+
+    #[test]
+    fn deep_or_huge_cells_are_answered_without_recursion() {
+        let open = "(".repeat(20_000);
+        assert_eq!(
+            is_complete(&open),
+            Completeness::Incomplete("    ".repeat(MAX_INDENT_LEVELS))
+        );
+        let balanced = format!("let d = {}1{};", "(".repeat(20_000), ")".repeat(20_000));
+        assert_eq!(is_complete(&balanced), Completeness::Invalid);
+        let huge = "let big = 1;\n".repeat(400_000);
+        assert_eq!(is_complete(&huge), Completeness::Invalid);
     }
 }

@@ -38,19 +38,40 @@ fn history_file(kernel_name: &str) -> Option<PathBuf> {
     Some(dir.join(format!("{safe}.jsonl")))
 }
 
-/// Matches `*` and `?` globs, as IPython's history search does.
-fn glob(pattern: &str, text: &str) -> bool {
-    fn go(p: &[char], t: &[char]) -> bool {
-        match p.split_first() {
-            None => t.is_empty(),
-            Some(('*', rest)) => (0..=t.len()).any(|i| go(rest, &t[i..])),
-            Some(('?', rest)) => !t.is_empty() && go(rest, &t[1..]),
-            Some((c, rest)) => t.first() == Some(c) && go(rest, &t[1..]),
-        }
-    }
+/// The longest history search pattern answered (IPython's are a line at most).
+const MAX_PATTERN_BYTES: usize = 4096;
+
+/// Matches `*` and `?` globs, as IPython's history search does. Iterative, with one
+/// backtrack point (the last `*`): linear in memory and at most pattern x text steps, whatever
+/// a request's pattern holds.
+pub(crate) fn glob(pattern: &str, text: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = text.chars().collect();
-    go(&p, &t)
+    let (mut pi, mut ti) = (0, 0);
+    // After the last `*`: where the pattern resumes, and the text position it matched up to.
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        match p.get(pi) {
+            Some('*') => {
+                star = Some((pi + 1, ti));
+                pi += 1;
+            }
+            Some(&c) if c == '?' || c == t[ti] => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match star {
+                // Let the last `*` take one more character and try again from there.
+                Some((resume, matched)) => {
+                    pi = resume;
+                    ti = matched + 1;
+                    star = Some((resume, matched + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
 }
 
 impl History {
@@ -123,6 +144,18 @@ impl History {
             }
             "search" => {
                 let pattern = request["pattern"].as_str().unwrap_or("*");
+                if pattern.len() > MAX_PATTERN_BYTES {
+                    return json!({
+                        "status": "error",
+                        "ename": "PatternTooLong",
+                        "evalue": format!(
+                            "a history search pattern of {} bytes; at most {MAX_PATTERN_BYTES}",
+                            pattern.len()
+                        ),
+                        "traceback": [],
+                        "history": [],
+                    });
+                }
                 let unique = request["unique"].as_bool().unwrap_or(false);
                 let mut hits: Vec<&Entry> = self
                     .entries
@@ -169,6 +202,15 @@ mod tests {
         assert!(!glob("*y*", "let x = 1;"));
         assert!(glob("*x ?*", "let x = 1;"));
         assert!(!glob("fn*", "let x"));
+        assert!(glob("a*b*c", "a_b_b_c"));
+        assert!(!glob("a*b*c", "a_b_b_"));
+        assert!(glob("**", ""));
+        assert!(glob("*é?", "let é = 1; éé"));
+        // Patterns that make a recursive matcher exponential or overflow its stack.
+        let text = "a".repeat(5000);
+        assert!(!glob(&format!("{}b", "*a".repeat(2000)), &text));
+        assert!(glob(&"?".repeat(5000), &text));
+        assert!(!glob(&"?".repeat(100_000), &text));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::completeness::{is_complete, Completeness};
 use super::history::History;
 use super::wire::{Message, Signer, PROTOCOL_VERSION};
-use crate::engine::{Engine, InputReader, Output, OutputSink};
+use crate::engine::{AnalysisError, Engine, InputReader, Output, OutputSink};
 
 /// Everything the request handlers share.
 pub(super) struct Kernel {
@@ -324,8 +324,8 @@ impl Kernel {
                 "metadata": {},
             }),
             Err(e) => {
-                log(&format!("completion failed: {e}"));
-                json!({ "status": "ok", "matches": [], "cursor_start": cursor, "cursor_end": cursor, "metadata": {} })
+                log(&format!("completion failed: {}: {}", e.ename, e.evalue));
+                analysis_error(&e)
             }
         }
     }
@@ -334,11 +334,7 @@ impl Kernel {
         let code = content["code"].as_str().unwrap_or("").to_string();
         let cursor = content["cursor_pos"].as_u64().unwrap_or(0) as usize;
         // Inspect the whole identifier under the cursor, as IPython does.
-        let byte = byte_offset(&code, cursor);
-        let end = code[byte..]
-            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .map(|i| byte + i)
-            .unwrap_or(code.len());
+        let end = identifier_end(&code, byte_offset(&code, cursor));
         match self.engine.inspect(code, end).await {
             Ok((plain, html)) if !plain.trim().is_empty() => json!({
                 "status": "ok",
@@ -346,20 +342,43 @@ impl Kernel {
                 "data": { "text/plain": plain, "text/html": html },
                 "metadata": {},
             }),
-            _ => json!({ "status": "ok", "found": false, "data": {}, "metadata": {} }),
+            Ok(_) => json!({ "status": "ok", "found": false, "data": {}, "metadata": {} }),
+            Err(e) => {
+                log(&format!("inspection failed: {}: {}", e.ename, e.evalue));
+                analysis_error(&e)
+            }
         }
     }
 }
 
+/// A complete or inspect reply that says why there is no answer (the messaging spec's error
+/// content).
+fn analysis_error(e: &AnalysisError) -> Value {
+    json!({
+        "status": "error",
+        "ename": e.ename,
+        "evalue": e.evalue,
+        "traceback": [e.evalue],
+    })
+}
+
+/// Where the identifier under `byte` ends (IPython inspects the whole word).
+pub(crate) fn identifier_end(code: &str, byte: usize) -> usize {
+    code[byte..]
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .map(|i| byte + i)
+        .unwrap_or(code.len())
+}
+
 /// Jupyter counts cursor positions in Unicode code points; Rust slices in bytes.
-fn byte_offset(code: &str, chars: usize) -> usize {
+pub(crate) fn byte_offset(code: &str, chars: usize) -> usize {
     code.char_indices()
         .nth(chars)
         .map(|(b, _)| b)
         .unwrap_or(code.len())
 }
 
-fn char_offset(code: &str, byte: usize) -> usize {
+pub(crate) fn char_offset(code: &str, byte: usize) -> usize {
     code[..byte.min(code.len())].chars().count()
 }
 

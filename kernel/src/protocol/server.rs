@@ -19,9 +19,10 @@ use super::history::History;
 use super::requests::{log, output_sink, After, Kernel};
 use super::wire::{new_header, Message, Signer};
 use crate::engine::build_cache::SessionDir;
+use crate::engine::keeper::{self, Keeper};
 use crate::engine::state_dir::{self, StateDir};
 use crate::engine::vault::Vault;
-use crate::engine::Engine;
+use crate::engine::{Engine, Revival};
 
 /// Conversions between zeromq's frames and plain byte vectors.
 mod bytes_compat {
@@ -101,11 +102,26 @@ pub async fn run(
     let vault = Vault::start(&state_dir.keep_socket())
         .map_err(|e| log(&format!("variables will not survive a restart: {e}")))
         .ok();
+    // The session outlives this process through its keeper; a kernel started again on the
+    // same connection file after this one was killed takes the session back from it.
+    let revival = vault.as_ref().and_then(|vault| {
+        let socket = keeper::socket_path(connection_file, &info.key);
+        match Keeper::attach(&socket) {
+            Ok((keeper, snapshot)) => {
+                vault.set_keeper(keeper);
+                snapshot.map(|snapshot| Revival::adopt(vault, snapshot))
+            }
+            Err(e) => {
+                log(&format!("the session will not survive the kernel: {e}"));
+                None
+            }
+        }
+    });
     let kernel = Arc::new(Kernel {
         signer: Arc::clone(&signer),
         session: session.clone(),
         iopub: iopub_tx,
-        engine: Engine::start(sink, session_dir.clone(), vault),
+        engine: Engine::start(sink, session_dir.clone(), vault.clone(), revival),
         execution_count: Mutex::new(0),
         history: Mutex::new(History::open(&env::kernel_name())),
         parent,
@@ -128,6 +144,10 @@ pub async fn run(
     tokio::select! {
         _ = control_task => {},
         _ = shell_task => {},
+    }
+    // A shutdown request (a restart asked for too) ends the session: the keeper lets go.
+    if let Some(vault) = &vault {
+        vault.end_session();
     }
     if let Some(dir) = &session_dir {
         dir.remove();
@@ -185,7 +205,7 @@ async fn serve(kernel: Arc<Kernel>, mut socket: zeromq::RouterSocket, channel: &
             continue;
         };
         kernel.status(&msg, "busy");
-        let (reply, after) = kernel.handle(&msg).await;
+        let (reply, after) = handle_contained(&kernel, &msg).await;
         // Requests queued behind a failed cell are aborted before its reply goes out, so
         // that nothing the client sends after seeing the error is mistaken for them.
         if matches!(after, After::AbortQueued) {
@@ -197,6 +217,39 @@ async fn serve(kernel: Arc<Kernel>, mut socket: zeromq::RouterSocket, channel: &
         kernel.status(&msg, "idle");
         if matches!(after, After::Exit) {
             return;
+        }
+    }
+}
+
+/// Handles one request in a task of its own, so that a panic while answering it (a bug of
+/// ours or of a library's) costs that request an error reply, never the socket loop that
+/// serves the session.
+async fn handle_contained(kernel: &Arc<Kernel>, msg: &Message) -> (Option<Message>, After) {
+    let task = tokio::spawn({
+        let kernel = Arc::clone(kernel);
+        let msg = msg.clone();
+        async move { kernel.handle(&msg).await }
+    });
+    match task.await {
+        Ok(answer) => answer,
+        Err(e) => {
+            let why = if e.is_panic() {
+                "a panic in the kernel while answering it"
+            } else {
+                "the kernel stopped answering it"
+            };
+            log(&format!("{}: {why}", msg.msg_type()));
+            let content = json!({
+                "status": "error",
+                "ename": "KernelError",
+                "evalue": format!("{}: {why}; the session goes on", msg.msg_type()),
+                "traceback": [],
+            });
+            let reply = msg
+                .msg_type()
+                .ends_with("_request")
+                .then(|| kernel.reply(msg, content));
+            (reply, After::Continue)
         }
     }
 }
@@ -213,7 +266,7 @@ fn decode(signer: &Signer, raw: ZmqMessage, channel: &str) -> Option<Message> {
 
 /// After a failed cell with stop_on_error, execute requests already queued are answered
 /// "aborted" without running, as ipykernel does; other requests are served normally.
-async fn abort_queued(kernel: &Kernel, shell: &mut zeromq::RouterSocket) {
+async fn abort_queued(kernel: &Arc<Kernel>, shell: &mut zeromq::RouterSocket) {
     while let Ok(Ok(raw)) = tokio::time::timeout(Duration::from_millis(5), shell.recv()).await {
         let Some(msg) = decode(&kernel.signer, raw, "shell") else {
             continue;
@@ -226,7 +279,7 @@ async fn abort_queued(kernel: &Kernel, shell: &mut zeromq::RouterSocket) {
                 .unwrap_or_else(|e| e.into_inner());
             Some(kernel.reply(&msg, json!({ "status": "aborted", "execution_count": count.max(1), "user_expressions": {}, "payload": [] })))
         } else {
-            kernel.handle(&msg).await.0
+            handle_contained(kernel, &msg).await.0
         };
         if let Some(frames) = reply.and_then(|r| to_frames(kernel.signer.encode(&r))) {
             let _ = shell.send(frames).await;

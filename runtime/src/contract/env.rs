@@ -37,6 +37,9 @@ pub const KERNEL_NAME: &str = "TENSORBOOK_KERNEL_NAME";
 
 // --- Settings.
 
+/// Seconds a session's keeper waits for a killed kernel to come back before it lets the
+/// session's variables go (default 120).
+pub const SESSION_GRACE: &str = "TENSORBOOK_SESSION_GRACE";
 /// Number of virtual host devices (default 1).
 pub const HOST_DEVICES: &str = "TENSORBOOK_HOST_DEVICES";
 /// Number of simulated accelerator devices (default 0: off).
@@ -204,6 +207,16 @@ pub fn kernel_name() -> String {
 /// [`RUNTIME_PATH`], when set.
 pub fn runtime_path() -> Option<PathBuf> {
     path(RUNTIME_PATH)
+}
+
+/// [`SESSION_GRACE`] as a duration, when set to a number of seconds (fractions allowed).
+pub fn session_grace() -> Option<std::time::Duration> {
+    text(SESSION_GRACE)?
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s >= 0.0 && *s <= 86_400.0)
+        .map(std::time::Duration::from_secs_f64)
 }
 
 /// [`PYTHON`], else `python3`.

@@ -69,7 +69,8 @@ impl Kept {
         matches!(self.value, Value::Tensor { .. })
     }
 
-    fn to_json(&self) -> Json {
+    /// The record as JSON (what [`Kept::from_json`] reads).
+    pub fn to_json(&self) -> Json {
         let value = match &self.value {
             Value::Tensor {
                 dtype,
@@ -85,7 +86,8 @@ impl Kept {
         json!({ "name": self.name, "type_name": self.type_name, "value": value })
     }
 
-    fn from_json(v: &Json) -> Result<Kept, String> {
+    /// Reads a record written by [`Kept::to_json`]; the error says what is missing.
+    pub fn from_json(v: &Json) -> Result<Kept, String> {
         let text = |v: &Json, key: &str| {
             v.get(key)
                 .and_then(Json::as_str)

@@ -1,0 +1,442 @@
+//! The session keeper: what lets a session outlive its kernel.
+//!
+//! The vault holds the session's variables through the death of the evaluation process; the
+//! kernel holds the vault. When the kernel itself is killed (the OOM killer, `kill -9`), Jupyter
+//! starts a new one on the same connection file. So each kernel starts, or finds, a keeper: a
+//! small process of the same binary (`tensorbook kernel keep`), in a process session of its own
+//! so that the signal Jupyter sends the kernel's process group does not reach it, listening on
+//! a Unix socket named after the connection file (its path and key). The kernel mirrors the
+//! vault there after every cell: each kept variable's record with its shared-memory descriptor
+//! (the same memory, not a copy), the session's variables with their types, and the default
+//! client. A kernel that finds a keeper takes all of it back and binds the variables again.
+//!
+//! The keeper holds descriptors, not names: when it exits, however it exits, the memory is
+//! freed by the system; nothing is left in `/dev/shm`. It exits when the kernel ends the
+//! session (a shutdown request, with or without restart: a restart asked for is a fresh
+//! session), or when no kernel has come back [`grace`] after the last one went.
+
+use std::collections::BTreeMap;
+use std::io::ErrorKind;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value as Json};
+use sha2::{Digest, Sha256};
+use tensorbook::contract::env;
+use tensorbook::contract::keep::{Kept, LineStream};
+
+use super::log_line;
+use super::vault::Variable;
+
+/// How long a keeper waits for a kernel to come back; `TENSORBOOK_SESSION_GRACE` (seconds)
+/// overrides it.
+pub fn grace() -> Duration {
+    env::session_grace().unwrap_or(Duration::from_secs(120))
+}
+
+/// One kept variable as the keeper holds it.
+pub struct Record {
+    /// What the vault keeps of it.
+    pub kept: Kept,
+    /// Its shared memory, for a tensor.
+    pub memory: Option<OwnedFd>,
+}
+
+/// Everything a keeper held for a kernel that is gone.
+#[derive(Default)]
+pub struct Snapshot {
+    /// The vault's records, by name.
+    pub records: BTreeMap<String, Record>,
+    /// The session's variables as evcxr knew them.
+    pub variables: Vec<Variable>,
+    /// The session default (`host:0`), if one was set.
+    pub default_client: Option<String>,
+}
+
+/// The directory of keepers' sockets: private to this user.
+fn sockets_dir() -> PathBuf {
+    // SAFETY: getuid cannot fail and touches no memory.
+    let uid = unsafe { libc::getuid() };
+    std::env::temp_dir().join(format!("tensorbook-keepers-{uid}"))
+}
+
+/// The keeper socket of the session a connection file describes: its canonical path and its
+/// key, so that the kernel Jupyter starts again on the same file finds it, and no other does.
+pub fn socket_path(connection_file: &Path, key: &str) -> PathBuf {
+    let path = connection_file
+        .canonicalize()
+        .unwrap_or_else(|_| connection_file.to_path_buf());
+    let mut hash = Sha256::new();
+    hash.update(path.as_os_str().as_encoded_bytes());
+    hash.update([0]);
+    hash.update(key.as_bytes());
+    let digest = hex::encode(hash.finalize());
+    sockets_dir().join(format!("{}.sock", &digest[..24]))
+}
+
+/// The kernel's connection to its keeper.
+pub struct Keeper {
+    lines: LineStream,
+    /// What was last sent, so that a cell that changed nothing sends nothing.
+    sent_variables: Vec<Variable>,
+    sent_default: Option<String>,
+}
+
+impl Keeper {
+    /// Connects to the session's keeper, starting one if none answers; a keeper that held a
+    /// session for a kernel that died hands it over (the snapshot).
+    pub fn attach(socket: &Path) -> Result<(Keeper, Option<Snapshot>), String> {
+        let stream = match UnixStream::connect(socket) {
+            Ok(stream) => stream,
+            Err(_) => start(socket)?,
+        };
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+        let mut lines = LineStream::new(stream);
+        lines
+            .send(&json!({ "type": "attach" }).to_string(), None)
+            .map_err(|e| format!("the session keeper did not answer: {e}"))?;
+        let snapshot = read_snapshot(&mut lines)?;
+        let _ = lines
+            .stream()
+            .set_read_timeout(Some(Duration::from_secs(2)));
+        Ok((
+            Keeper {
+                lines,
+                sent_variables: Vec::new(),
+                sent_default: None,
+            },
+            snapshot,
+        ))
+    }
+
+    /// Holds `kept` (and its memory) under its name, replacing what was there.
+    pub fn put(&mut self, kept: &Kept, memory: Option<&OwnedFd>) -> Result<(), String> {
+        let line = json!({ "type": "put", "kept": kept.to_json() }).to_string();
+        self.send(&line, memory)
+    }
+
+    /// Lets go of what is held under `name`.
+    pub fn forget(&mut self, name: &str) -> Result<(), String> {
+        self.send(&json!({ "type": "forget", "name": name }).to_string(), None)
+    }
+
+    /// The session's variables and default client as they are after a cell.
+    pub fn session(
+        &mut self,
+        variables: &[Variable],
+        default_client: Option<String>,
+    ) -> Result<(), String> {
+        if variables != self.sent_variables.as_slice() {
+            let list: Vec<Json> = variables
+                .iter()
+                .map(|v| json!({ "name": v.name, "ty": v.ty, "mut": v.is_mut }))
+                .collect();
+            self.send(
+                &json!({ "type": "variables", "variables": list }).to_string(),
+                None,
+            )?;
+            self.sent_variables = variables.to_vec();
+        }
+        if default_client.is_some() && default_client != self.sent_default {
+            self.send(
+                &json!({ "type": "default", "client": default_client }).to_string(),
+                None,
+            )?;
+            self.sent_default = default_client;
+        }
+        Ok(())
+    }
+
+    /// Ends the session: the keeper lets go of everything and exits before this returns.
+    pub fn end(mut self) {
+        if self
+            .send(&json!({ "type": "end" }).to_string(), None)
+            .is_ok()
+        {
+            // Its answer means its descriptors are closed; its end of file means it is gone.
+            let _ = self.lines.receive();
+        }
+    }
+
+    fn send(&mut self, line: &str, memory: Option<&OwnedFd>) -> Result<(), String> {
+        self.lines
+            .send(line, memory.map(AsFd::as_fd))
+            .map_err(|e| format!("the session keeper is gone: {e}"))
+    }
+}
+
+/// Binds the socket and starts a keeper process on it.
+fn start(socket: &Path) -> Result<UnixStream, String> {
+    let dir = socket.parent().ok_or("a keeper socket has a directory")?;
+    std::fs::create_dir_all(dir)
+        .and_then(|()| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        })
+        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    // Nobody answers on it: a keeper that was killed left it behind.
+    let _ = std::fs::remove_file(socket);
+    let listener = UnixListener::bind(socket)
+        .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let mut command = std::process::Command::new(exe);
+    command
+        .args(["kernel", "keep", "--socket"])
+        .arg(socket)
+        .arg("--grace-ms")
+        .arg(grace().as_millis().to_string())
+        .stdin(std::process::Stdio::from(OwnedFd::from(listener)))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setsid is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let child = command
+        .spawn()
+        .map_err(|e| format!("cannot start the session keeper: {e}"))?;
+    // The keeper outlives this kernel by design; a thread reaps it if it ends first.
+    std::thread::Builder::new()
+        .name("keeper-reaper".into())
+        .spawn(move || {
+            let mut child = child;
+            let _ = child.wait();
+        })
+        .map_err(|e| format!("cannot watch the session keeper: {e}"))?;
+    UnixStream::connect(socket).map_err(|e| format!("the session keeper did not start: {e}"))
+}
+
+fn read_snapshot(lines: &mut LineStream) -> Result<Option<Snapshot>, String> {
+    let mut snapshot = Snapshot::default();
+    let mut revived = false;
+    loop {
+        let line = lines
+            .receive()
+            .map_err(|e| format!("the session keeper did not answer: {e}"))?
+            .ok_or("the session keeper closed the connection")?;
+        let message: Json =
+            serde_json::from_str(&line).map_err(|e| format!("keeper: not JSON ({e})"))?;
+        match message["type"].as_str() {
+            Some("record") => {
+                let kept = Kept::from_json(&message["kept"])?;
+                let memory = if kept.has_memory() {
+                    Some(
+                        lines
+                            .take_fd()
+                            .ok_or("keeper: a tensor came without its memory")?,
+                    )
+                } else {
+                    None
+                };
+                snapshot
+                    .records
+                    .insert(kept.name.clone(), Record { kept, memory });
+            }
+            Some("variables") => snapshot.variables = variables_of(&message["variables"]),
+            Some("default") => {
+                snapshot.default_client = message["client"].as_str().map(str::to_string)
+            }
+            Some("revived") => revived = true,
+            Some("attached") => return Ok(revived.then_some(snapshot)),
+            other => return Err(format!("keeper: unexpected message {other:?}")),
+        }
+    }
+}
+
+fn variables_of(list: &Json) -> Vec<Variable> {
+    list.as_array()
+        .map(|list| {
+            list.iter()
+                .filter_map(|v| {
+                    Some(Variable {
+                        name: v["name"].as_str()?.to_string(),
+                        ty: v["ty"].as_str()?.to_string(),
+                        is_mut: v["mut"].as_bool().unwrap_or(false),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The keeper process: serves the listening socket on its standard input until the session
+/// ends or no kernel comes back within `grace` after the last one went.
+pub fn serve(socket: &Path, grace: Duration) -> Result<(), String> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: the kernel started this process with the bound listener as its standard input,
+    // which nothing else in this process owns.
+    let listener = unsafe { UnixListener::from_raw_fd(0) };
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| format!("keeper: {e}"))?;
+    let mut held = Held::default();
+    // Until the first kernel attaches, the one that started it counts as just gone.
+    let mut alone_since = Some(Instant::now());
+    let mut owner: Option<LineStream> = None;
+    let mut ever_owned = false;
+    loop {
+        match listener.accept() {
+            Ok((stream, _)) if same_user(&stream) => {
+                let _ = stream.set_nonblocking(false);
+                let mut lines = LineStream::new(stream);
+                let _ = lines
+                    .stream()
+                    .set_read_timeout(Some(Duration::from_secs(5)));
+                let attached = matches!(lines.receive(), Ok(Some(l)) if l.contains("\"attach\""))
+                    && held.hand_over(&lines, ever_owned).is_ok();
+                if attached {
+                    let _ = lines
+                        .stream()
+                        .set_read_timeout(Some(Duration::from_millis(50)));
+                    // A newer kernel of the session replaces an older one.
+                    owner = Some(lines);
+                    ever_owned = true;
+                    alone_since = None;
+                }
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+        if let Some(lines) = owner.as_mut() {
+            match held.serve_one(lines) {
+                Served::More => continue,
+                Served::Idle => {}
+                Served::Gone => {
+                    owner = None;
+                    alone_since = Some(Instant::now());
+                }
+                Served::End => break,
+            }
+        } else {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if alone_since.is_some_and(|since| since.elapsed() >= grace) {
+            break;
+        }
+    }
+    let _ = std::fs::remove_file(socket);
+    Ok(())
+}
+
+/// Whether the process at the other end runs as this user (the socket's directory is private
+/// too; this also holds if someone made it readable).
+fn same_user(stream: &UnixStream) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: u32::MAX,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: the buffer is a ucred of the length passed; the descriptor is the live stream's.
+    let got = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    // SAFETY: getuid cannot fail and touches no memory.
+    got == 0 && cred.uid == unsafe { libc::getuid() }
+}
+
+/// What the keeper holds.
+#[derive(Default)]
+struct Held {
+    records: BTreeMap<String, Record>,
+    variables: Json,
+    default_client: Option<String>,
+}
+
+enum Served {
+    More,
+    Idle,
+    Gone,
+    End,
+}
+
+impl Held {
+    /// Sends everything to a kernel that attached; `revived` when an earlier kernel had it.
+    fn hand_over(&self, lines: &LineStream, revived: bool) -> std::io::Result<()> {
+        if revived {
+            for record in self.records.values() {
+                let line = json!({ "type": "record", "kept": record.kept.to_json() });
+                lines.send(&line.to_string(), record.memory.as_ref().map(AsFd::as_fd))?;
+            }
+            lines.send(
+                &json!({ "type": "variables", "variables": self.variables }).to_string(),
+                None,
+            )?;
+            if let Some(client) = &self.default_client {
+                lines.send(
+                    &json!({ "type": "default", "client": client }).to_string(),
+                    None,
+                )?;
+            }
+            lines.send(&json!({ "type": "revived" }).to_string(), None)?;
+        }
+        lines.send(&json!({ "type": "attached" }).to_string(), None)
+    }
+
+    fn serve_one(&mut self, lines: &mut LineStream) -> Served {
+        let line = match lines.receive() {
+            Ok(Some(line)) => line,
+            Ok(None) => return Served::Gone,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                return Served::Idle
+            }
+            Err(_) => return Served::Gone,
+        };
+        let Ok(message) = serde_json::from_str::<Json>(&line) else {
+            return Served::More;
+        };
+        match message["type"].as_str() {
+            Some("put") => {
+                if let Ok(kept) = Kept::from_json(&message["kept"]) {
+                    let memory = if kept.has_memory() {
+                        lines.take_fd()
+                    } else {
+                        None
+                    };
+                    self.records
+                        .insert(kept.name.clone(), Record { kept, memory });
+                }
+            }
+            Some("forget") => {
+                if let Some(name) = message["name"].as_str() {
+                    self.records.remove(name);
+                }
+            }
+            Some("variables") => self.variables = message["variables"].clone(),
+            Some("default") => self.default_client = message["client"].as_str().map(str::to_string),
+            Some("end") => {
+                self.records.clear();
+                let _ = lines.send(&json!({ "type": "ended" }).to_string(), None);
+                return Served::End;
+            }
+            _ => {}
+        }
+        Served::More
+    }
+}
+
+/// Mirrors the vault to the keeper (see `Vault::mirror`); failures are logged once, and the
+/// session goes on without surviving its kernel.
+pub fn report(result: Result<(), String>) {
+    if let Err(e) = result {
+        log_line(&format!("the session will not survive the kernel: {e}"));
+    }
+}

@@ -1,0 +1,159 @@
+"""The session outlives the kernel's own death. A kernel killed with SIGKILL (as the OOM killer
+does) and started again by jupyter_client on the same connection file takes its session back
+from the session keeper: the first cell finds a tensor (same values), a number and a String
+defined before the kill, with a message naming what was restored and what was lost. A session
+that ends normally leaves nothing: no keeper process, no socket, nothing in /dev/shm or the
+temporary directory.
+
+The keeper is found by its command line (`tensorbook kernel keep --socket ...`)."""
+import glob
+import os
+import signal
+import tempfile
+import time
+
+from jupyter_client.manager import KernelManager
+
+from conftest import FIRST_CELL_TIMEOUT, TIMEOUT, run_cell, stdout_of
+
+SETUP = """let t = Tensor::from_vec(vec![1.5f32, -2.0, 3.25, 4.0, 5.5, 6.0], &[2, 3])?;
+let n: i64 = 1234567;
+let s = String::from("survives the kernel");
+let big = Tensor::iota(DType::F32, &[1 << 20], None)?;
+let handle = std::fs::File::open("/dev/null")?;"""
+
+READ_BACK = 'println!("{:?} {} {} {}", t.to_vec::<f32>()?, n, s, big.sum(None, false)?.to_vec::<f32>()?[0]);'
+
+
+def keepers():
+    """pid -> command line of every session keeper running."""
+    found = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if b"keep" in argv and b"--socket" in argv and state != "Z":
+            found[int(pid)] = argv
+    return found
+
+
+def shm_entries():
+    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+
+
+def start():
+    km = KernelManager(kernel_name="tensorbook")
+    km.start_kernel()
+    kc = km.client()
+    kc.start_channels()
+    kc.wait_for_ready(timeout=60)
+    return km, kc
+
+
+def wait_gone(pid, within):
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except OSError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_killed_kernel_restarted_on_its_connection_file_gives_the_session_back():
+    shm_before = shm_entries()
+    keepers_before = set(keepers())
+    km, kc = start()
+    try:
+        reply, outputs = run_cell(kc, SETUP, timeout=FIRST_CELL_TIMEOUT)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        reply, outputs = run_cell(kc, READ_BACK)
+        before = stdout_of(outputs)
+        assert "survives the kernel" in before, outputs
+        mine = set(keepers()) - keepers_before
+        assert len(mine) == 1, keepers()
+        connection_file = km.connection_file
+        old_pid = km.provisioner.pid
+
+        os.kill(old_pid, signal.SIGKILL)
+        assert wait_gone(old_pid, 20)
+        # What jupyter_client's restarter does when it finds the kernel dead.
+        km.restart_kernel(now=True)
+        assert km.connection_file == connection_file
+        assert km.provisioner.pid != old_pid
+        kc.wait_for_ready(timeout=60)
+
+        reply, outputs = run_cell(kc, READ_BACK, timeout=FIRST_CELL_TIMEOUT)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        assert stdout_of(outputs) == before, outputs
+        notice = "".join(
+            m["content"]["text"] for m in outputs
+            if m["msg_type"] == "stream" and m["content"]["name"] == "stderr"
+        )
+        assert "restarted" in notice and "variables restored" in notice, notice
+        for name in ("t (f32[2][3]", "n (i64)", "s (String)", "big (f32[1048576]"):
+            assert name in notice, notice
+        assert "lost: handle" in notice, notice
+        # The same keeper serves the new kernel; the session goes on as before.
+        assert set(keepers()) - keepers_before == mine
+        reply, outputs = run_cell(kc, 'let s2 = format!("{s}!"); s2.len()')
+        assert reply["content"]["status"] == "ok", reply["content"]
+        new_pid = km.provisioner.pid
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=False)
+    # A normal shutdown ends the session: its keeper and everything it held are gone.
+    for pid in mine:
+        assert wait_gone(pid, 20), keepers()
+    assert not (set(keepers()) - keepers_before)
+    assert shm_entries() <= shm_before, shm_entries() - shm_before
+    # The kernel's own directories (state and session) go with it.
+    assert wait_gone(new_pid, 20)
+    leftovers = glob.glob(os.path.join(tempfile.gettempdir(), f"tensorbook-*-{new_pid}-*"))
+    assert not leftovers, leftovers
+
+
+def test_a_restart_asked_for_is_a_fresh_session():
+    km, kc = start()
+    try:
+        reply, _ = run_cell(kc, "let asked = 7;", timeout=FIRST_CELL_TIMEOUT)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        km.restart_kernel(now=False)
+        kc.wait_for_ready(timeout=60)
+        reply, outputs = run_cell(kc, "asked", timeout=FIRST_CELL_TIMEOUT)
+        assert reply["content"]["status"] == "error", reply["content"]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=False)
+
+
+def test_a_keeper_whose_kernel_never_comes_back_ends_after_the_grace_period():
+    keepers_before = set(keepers())
+    km = KernelManager(kernel_name="tensorbook")
+    km.start_kernel(env=dict(os.environ, TENSORBOOK_SESSION_GRACE="2"))
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=60)
+        reply, _ = run_cell(kc, "let v = vec![1u8; 3];", timeout=FIRST_CELL_TIMEOUT)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        mine = set(keepers()) - keepers_before
+        assert len(mine) == 1
+        sockets = [argv[argv.index(b"--socket") + 1].decode() for pid, argv in keepers().items() if pid in mine]
+        os.kill(km.provisioner.pid, signal.SIGKILL)
+        for pid in mine:
+            assert wait_gone(pid, 2 + TIMEOUT / 4), keepers()
+        for socket in sockets:
+            assert not os.path.exists(socket), socket
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
