@@ -6,9 +6,12 @@ that ends normally leaves nothing: no keeper process, no socket, nothing in /dev
 temporary directory.
 
 The keeper is found by its command line (`tensorbook kernel keep --socket ...`)."""
+import asyncio
 import glob
 import os
 import signal
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -157,3 +160,71 @@ def test_a_keeper_whose_kernel_never_comes_back_ends_after_the_grace_period():
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+async def _cell(kc, code, timeout=TIMEOUT):
+    """Runs `code` on an async client: (reply, iopub messages up to idle)."""
+    msg_id = kc.execute(code)
+    while True:
+        reply = await kc.get_shell_msg(timeout=timeout)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            break
+    outputs = []
+    while True:
+        msg = await kc.get_iopub_msg(timeout=timeout)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        outputs.append(msg)
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            return reply, outputs
+
+
+async def _killed_and_auto_restarted():
+    from jupyter_client.ioloop import AsyncIOLoopKernelManager
+
+    km = AsyncIOLoopKernelManager(kernel_name="tensorbook")
+    await km.start_kernel()
+    # jupyter_client's own restarter, as Jupyter Server runs it: it polls the kernel and
+    # starts it again on the same connection file when it finds it dead.
+    km.start_restarter()
+    kc = km.client()
+    kc.start_channels()
+    try:
+        await kc.wait_for_ready(timeout=60)
+        reply, _ = await _cell(kc, SETUP, timeout=FIRST_CELL_TIMEOUT)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        reply, outputs = await _cell(kc, READ_BACK)
+        before = stdout_of(outputs)
+        old_pid = km.provisioner.pid
+        os.kill(old_pid, signal.SIGKILL)
+        deadline = time.monotonic() + 120
+        while km.provisioner is None or km.provisioner.pid == old_pid:
+            assert time.monotonic() < deadline, "the restarter did not start the kernel again"
+            await asyncio.sleep(0.2)
+        await kc.wait_for_ready(timeout=60)
+        reply, outputs = await _cell(kc, READ_BACK, timeout=FIRST_CELL_TIMEOUT)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        assert stdout_of(outputs) == before, outputs
+    finally:
+        km.stop_restarter()
+        kc.stop_channels()
+        await km.shutdown_kernel(now=False)
+
+
+def test_jupyter_clients_auto_restarter_brings_the_session_back():
+    # In a Python of its own: the restarter needs asyncio and tornado's loop, whose zmq sockets
+    # must not outlive it into this process's teardown.
+    done = subprocess.run(
+        [sys.executable, __file__, "auto-restart"],
+        cwd=os.path.dirname(os.path.abspath(__file__)),
+        capture_output=True,
+        text=True,
+        timeout=FIRST_CELL_TIMEOUT,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "session back after the auto-restart" in done.stdout, done.stdout + done.stderr
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["auto-restart"]:
+    asyncio.run(_killed_and_auto_restarted())
+    print("session back after the auto-restart")

@@ -167,13 +167,16 @@ def process_memory(pid, field="VmRSS"):
 
 def evaluation_process_memory(kernel_pid):
     """(private, shared) resident bytes of the kernel's evaluation process: its child running the
-    same executable (the other children are rustc and cargo)."""
+    same executable (the other children are rustc, cargo and the session keeper)."""
     exe = os.readlink(f"/proc/{kernel_pid}/exe")
     for task in os.listdir(f"/proc/{kernel_pid}/task"):
         with open(f"/proc/{kernel_pid}/task/{task}/children") as listing:
             for child in listing.read().split():
                 try:
-                    if os.readlink(f"/proc/{child}/exe") == exe:
+                    with open(f"/proc/{child}/cmdline", "rb") as f:
+                        argv = f.read().split(b"\0")
+                    # The session keeper runs the same executable (`kernel keep`).
+                    if os.readlink(f"/proc/{child}/exe") == exe and b"keep" not in argv:
                         return process_memory(child, "RssAnon"), process_memory(child, "RssShmem")
                 except OSError:
                     continue
