@@ -12,6 +12,8 @@ import tempfile
 
 import pytest
 import zmq
+import zmq.utils.garbage as zmq_garbage
+from jupyter_client.client import KernelClient
 from jupyter_client.manager import start_new_kernel
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -50,6 +52,15 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def pytest_unconfigure(config):
+    # A client whose channels still run has a heartbeat thread polling its socket: closing the
+    # socket under it aborts libzmq ("pfd.revents & POLLIN", signaler.cpp), so stop those first.
+    for obj in gc.get_objects():
+        if isinstance(obj, KernelClient) and obj.channels_running:
+            obj.stop_channels()
+    # pyzmq's garbage collector has a thread polling a socket of its own context: stop it the
+    # way it stops itself at exit, before its context is destroyed under it below (the same
+    # abort; it showed in about one run in three).
+    zmq_garbage.gc.stop()
     # jupyter_client leaves some sockets unclosed in its contexts; pyzmq's Context.__del__ then
     # blocks in zmq_ctx_term at interpreter exit and pytest never returns (CI ran into its time
     # limit after "33 passed"). Close every context's sockets ourselves, without lingering.
