@@ -65,7 +65,8 @@ pub use notebook::{
 pub use ops::{merge_number, Leftover, Operand};
 pub use serving::Serving;
 pub use session::{
-    default_device, resolve_device, set_default_client, set_default_device, ClientSpec,
+    default_device, resolve_compiled_device, resolve_device, set_default_client,
+    set_default_device, ClientSpec,
 };
 pub use settings::{
     set_host_device_count, set_host_memory_limit, set_sim_device_count, set_sim_memory_limit,

@@ -10,7 +10,7 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::jit::{arity, jit, Jit, JitFn};
 use crate::ops::Leftover;
-use crate::session::resolve_device;
+use crate::session::resolve_compiled_device;
 use crate::tensor::Tensor;
 
 /// A batched computation bound to a placement.
@@ -64,7 +64,7 @@ impl Serving {
 
     /// Where the next `run` will compute: the pinned device, else the session default now.
     pub fn device(&self) -> Result<Device> {
-        resolve_device("serving", self.device, &[])
+        resolve_compiled_device("serving", self.device, &[])
     }
 
     /// Splits `input` along axis 0 into batches, copies each to the serving's device (the

@@ -140,6 +140,46 @@ fn is_weak(t: &Tensor) -> bool {
     t.rank() == 0 || t.device().client == Client::Binary
 }
 
+/// The one device of the operands that do not yield (neither rank 0 nor binary), if any; two
+/// of them on different devices are an error naming both.
+fn strong_device(op: &'static str, operands: &[&Tensor]) -> Result<Option<Device>> {
+    let mut chosen: Option<&Tensor> = None;
+    for t in operands.iter().filter(|t| !is_weak(t)) {
+        match chosen {
+            None => chosen = Some(t),
+            Some(c) if c.device() != t.device() => {
+                return Err(Error::DeviceMismatch {
+                    op,
+                    lhs: c.signature(),
+                    rhs: t.signature(),
+                    lhs_device: c.device(),
+                })
+            }
+            _ => {}
+        }
+    }
+    Ok(chosen.map(|t| t.device()))
+}
+
+/// Decides where a compiled function (`jit`, `stream`, `Serving`) runs: `explicit` if given;
+/// else the common device of its arguments that do not yield; else the session default at
+/// call time. Unlike an eager op, arguments that all yield (binary tensors, rank-0 tensors)
+/// never choose: the function compiles for the session default, as EXLA's does.
+pub fn resolve_compiled_device(
+    what: &'static str,
+    explicit: Option<Device>,
+    args: &[&Tensor],
+) -> Result<Device> {
+    if let Some(t) = args.iter().find(|t| t.is_deallocated()) {
+        return Err(t.deallocated());
+    }
+    if let Some(d) = explicit {
+        check_device(d)?;
+        return Ok(d);
+    }
+    Ok(strong_device(what, args)?.unwrap_or_else(default_device))
+}
+
 /// Decides where an operation runs: `explicit` if given; else the common device of the
 /// operands (scalars and binary tensors follow the others); else the session default.
 /// Two operands on different devices are an error naming both and the fix.
@@ -156,23 +196,8 @@ pub fn resolve_device(
         check_device(d)?;
         return Ok(d);
     }
-    let mut chosen: Option<&Tensor> = None;
-    for t in operands.iter().filter(|t| !is_weak(t)) {
-        match chosen {
-            None => chosen = Some(t),
-            Some(c) if c.device() != t.device() => {
-                return Err(Error::DeviceMismatch {
-                    op,
-                    lhs: c.signature(),
-                    rhs: t.signature(),
-                    lhs_device: c.device(),
-                })
-            }
-            _ => {}
-        }
-    }
-    if let Some(t) = chosen {
-        return Ok(t.device());
+    if let Some(device) = strong_device(op, operands)? {
+        return Ok(device);
     }
     // Only weak operands: a non-binary scalar still names a device; all-binary stays binary.
     if let Some(t) = operands

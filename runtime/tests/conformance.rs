@@ -4,10 +4,10 @@
 
 mod common;
 
-use common::{conform, random};
+use common::{conform, conform_failing, random};
 use proptest::prelude::*;
 use proptest::sample::select;
-use tensorbook::{DType, Leftover, Tensor};
+use tensorbook::{DType, Error, Leftover, Tensor};
 
 fn dtype() -> impl Strategy<Value = DType> {
     select(DType::ALL.to_vec())
@@ -346,4 +346,31 @@ fn conformance_covers_every_available_device() {
                 .unwrap_or_default()
         );
     }
+}
+
+/// Failures are part of the contract too: each device refuses the same bad call with the same
+/// kind of error (an op that fails everywhere for the wrong reason no longer agrees).
+#[test]
+fn bad_calls_fail_alike_everywhere() {
+    let a = random(21, DType::F32, &[3, 4]);
+    let b = random(22, DType::F32, &[5, 2]);
+    let inputs = [a, b];
+    conform_failing(
+        "dot with mismatched inner dimensions",
+        &inputs,
+        |t| t[0].dot(&t[1]),
+        |e| matches!(e, Error::ShapeMismatch { .. }),
+    );
+    conform_failing(
+        "reshape to another element count",
+        &inputs,
+        |t| t[0].reshape(&[5]),
+        |e| matches!(e, Error::ShapeMismatch { .. }),
+    );
+    conform_failing(
+        "argmax over an axis that does not exist",
+        &inputs,
+        |t| t[0].argmax(Some(7), false),
+        |e| matches!(e, Error::AxisOutOfRange { .. }),
+    );
 }

@@ -455,6 +455,59 @@ fn a_stream_keeps_its_state_on_the_device_in_order() {
     }
 }
 
+/// `jit`, `stream` and `Serving` place themselves by one rule: a pinned device, else the
+/// device of the arguments that do not yield, else the session default at call time; binary
+/// and rank-0 arguments yield. (A stream over a binary template and state used to run on
+/// binary while `jit` over the same arguments compiled for the default.)
+#[test]
+fn every_compiled_entry_point_follows_one_device_rule() {
+    let _g = global_settings();
+    enable_sim();
+    set_default_device(Device::sim(0)).unwrap();
+    let binary = on(Device::BINARY).iota(DType::S64, &[2], None).unwrap();
+    let binary_scalar = on(Device::BINARY).scalar(0i64).unwrap();
+    let host_scalar = on(Device::host(0)).scalar(5i64).unwrap();
+
+    let f = jit(|x: &Tensor, a: &Tensor| x.add(a));
+    let y = f.call((&binary, &host_scalar)).unwrap();
+    assert_eq!(y.device(), Device::sim(0));
+    assert_eq!(y.to_vec::<i64>().unwrap(), vec![5, 6]);
+
+    let step = running_sum();
+    let s = stream(&step, &binary, &binary_scalar).unwrap();
+    assert_eq!(s.device(), Device::sim(0));
+    s.send(&binary).unwrap();
+    let out = s.recv().unwrap();
+    assert_eq!(out.device(), Device::sim(0));
+    assert_eq!(out.to_vec::<i64>().unwrap(), vec![1]);
+    assert_eq!(s.done().unwrap().device(), Device::sim(0));
+    let s = stream(&step, &binary, &host_scalar).unwrap();
+    assert_eq!(s.device(), Device::sim(0), "a rank-0 state yields too");
+    drop(s);
+
+    let serving = Serving::new(|b: &Tensor| b.multiply(2.0)).batch_size(2);
+    let rows = on(Device::BINARY).iota(DType::F32, &[3, 2], None).unwrap();
+    assert_eq!(serving.run(&rows).unwrap().device(), Device::sim(0));
+
+    // An argument that does not yield decides, for every entry point alike.
+    let on_host = on(Device::host(0)).iota(DType::S64, &[2], None).unwrap();
+    assert_eq!(
+        f.call((&on_host, &binary_scalar)).unwrap().device(),
+        Device::host(0)
+    );
+    let s = stream(&step, &on_host, &binary_scalar).unwrap();
+    assert_eq!(s.device(), Device::host(0));
+    drop(s);
+    assert!(matches!(
+        f.call((
+            &on_host,
+            &on(Device::sim(1)).iota(DType::S64, &[2], None).unwrap()
+        )),
+        Err(Error::DeviceMismatch { .. })
+    ));
+    set_default_device(Device::host(0)).unwrap();
+}
+
 #[test]
 fn every_stream_misuse_is_an_error_not_a_hang() {
     let template = on(Device::host(0)).zeros(DType::F32, &[3]).unwrap();

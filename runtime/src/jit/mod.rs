@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use crate::device::{Client, Device};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::session::resolve_device;
+use crate::session::resolve_compiled_device;
 use crate::tensor::Tensor;
 
 pub use program::Stats;
@@ -356,16 +356,8 @@ impl<O: JitOutput> Jit<O> {
                 return Err(arity_error(n, args.len()));
             }
         }
-        // Binary arguments are weak here as everywhere, and with nothing stronger a call
-        // compiles for the session default (EXLA's default client), not for binary.
-        let placed: Vec<&Tensor> = args
-            .iter()
-            .filter(|t| t.device().client != Client::Binary)
-            .collect();
-        if let Some(t) = args.iter().find(|t| t.is_deallocated()) {
-            return Err(t.deallocated());
-        }
-        let device = resolve_device("jit", self.device, &placed)?;
+        let args_refs: Vec<&Tensor> = args.iter().collect();
+        let device = resolve_compiled_device("jit", self.device, &args_refs)?;
         Ok(Key {
             templates: args.iter().map(Template::of).collect(),
             device,

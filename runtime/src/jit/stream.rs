@@ -15,7 +15,7 @@ use std::time::Duration;
 use super::{arity, jit, Jit, JitFn, Template};
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::session::resolve_device;
+use crate::session::resolve_compiled_device;
 use crate::tensor::Tensor;
 
 /// The step of a stream: a closure `|chunk: &Tensor, state: &Tensor| -> Result<(output, new
@@ -67,7 +67,8 @@ pub struct Stream {
 
 /// Starts a stream of `step` over chunks like `chunk_template` (dtype and shape; its values
 /// are not used), with `initial_state` moved to the stream's device. The device follows the
-/// placement rule over the template and the state (else the session default). The step is
+/// rule of every compiled function (`resolve_compiled_device`): template and state that are
+/// binary or rank 0 yield to the session default, as `jit`'s arguments do. The step is
 /// compiled now.
 pub fn stream<A>(
     step: impl StreamStep<A>,
@@ -107,14 +108,14 @@ pub fn stream_cached(
     step.on(device).is_cached((&chunk, &state))
 }
 
-/// The stream's device (the placement rule over the template and the state) and both moved
-/// there.
+/// The stream's device (the rule of every compiled function over the template and the
+/// state: binary and rank-0 ones yield to the session default) and both moved there.
 fn placed(
     step: &Jit<(Tensor, Tensor)>,
     chunk_template: &Tensor,
     initial_state: &Tensor,
 ) -> Result<(Device, Tensor, Tensor)> {
-    let device = resolve_device(
+    let device = resolve_compiled_device(
         "stream",
         step.pinned_device(),
         &[chunk_template, initial_state],

@@ -90,10 +90,35 @@ pub fn accelerators() -> Vec<Device> {
 
 /// Runs `op` on binary tensors and on copies of them on every other available device
 /// (`tensorbook::devices()`: host devices, the simulated accelerator's, and cuda's when a GPU
-/// is present), and checks every result against binary's. An error on binary must be an error
-/// everywhere.
+/// is present), and checks every result against binary's. The op must succeed on binary: a
+/// case where both sides fail would agree however broken the op is (use [`conform_failing`]
+/// for a failure that is the point).
 pub fn conform(what: &str, inputs: &[Tensor], op: impl Fn(&[Tensor]) -> Result<Tensor>) {
     enable_sim();
+    if let Err(err) = op(inputs) {
+        panic!("{what}: failed on binary, the reference: {err}");
+    }
+    agree(what, inputs, op);
+}
+
+/// Like [`conform`] for a case that must fail: on binary with an error `expected` accepts,
+/// and on every other device with an error of the same kind.
+pub fn conform_failing(
+    what: &str,
+    inputs: &[Tensor],
+    op: impl Fn(&[Tensor]) -> Result<Tensor>,
+    expected: impl Fn(&tensorbook::Error) -> bool,
+) {
+    enable_sim();
+    match op(inputs) {
+        Err(err) if expected(&err) => {}
+        Err(err) => panic!("{what}: binary failed, but not as expected: {err}"),
+        Ok(_) => panic!("{what}: binary succeeded where a failure was expected"),
+    }
+    agree(what, inputs, op);
+}
+
+fn agree(what: &str, inputs: &[Tensor], op: impl Fn(&[Tensor]) -> Result<Tensor>) {
     let reference = op(inputs);
     for device in tensorbook::devices() {
         if device == Device::BINARY {
@@ -105,7 +130,8 @@ pub fn conform(what: &str, inputs: &[Tensor], op: impl Fn(&[Tensor]) -> Result<T
             .collect();
         match (&reference, op(&placed)) {
             (Ok(e), Ok(a)) => assert_matches(what, device, e, &a),
-            (Err(_), Err(_)) => {}
+            (Err(e), Err(a)) if std::mem::discriminant(e) == std::mem::discriminant(&a) => {}
+            (Err(e), Err(a)) => panic!("{what}: binary failed with {e}, {device} otherwise: {a}"),
             (Ok(_), Err(err)) => panic!("{what}: binary succeeded, {device} failed: {err}"),
             (Err(err), Ok(_)) => panic!("{what}: binary failed ({err}), {device} succeeded"),
         }
