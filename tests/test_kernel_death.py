@@ -118,6 +118,8 @@ def test_a_killed_kernel_restarted_on_its_connection_file_gives_the_session_back
     for pid in mine:
         assert wait_gone(pid, 20), keepers()
     assert not (set(keepers()) - keepers_before)
+    sockets_dir = os.path.join(tempfile.gettempdir(), f"tensorbook-keepers-{os.getuid()}")
+    assert not os.path.exists(sockets_dir) or keepers(), os.listdir(sockets_dir)
     assert shm_entries() <= shm_before, shm_entries() - shm_before
     # The kernel's own directories (state and session) go with it.
     assert wait_gone(new_pid, 20)

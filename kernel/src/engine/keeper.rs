@@ -170,15 +170,17 @@ impl Keeper {
 /// Binds the socket and starts a keeper process on it.
 fn start(socket: &Path) -> Result<UnixStream, String> {
     let dir = socket.parent().ok_or("a keeper socket has a directory")?;
-    std::fs::create_dir_all(dir)
-        .and_then(|()| {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-        })
-        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let private_dir = || {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir_all(dir)?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+    };
+    private_dir().map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     // Nobody answers on it: a keeper that was killed left it behind.
     let _ = std::fs::remove_file(socket);
+    // Another session's keeper may remove the directory as it ends: create it again once.
     let listener = UnixListener::bind(socket)
+        .or_else(|_| private_dir().and_then(|()| UnixListener::bind(socket)))
         .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     let mut command = std::process::Command::new(exe);
@@ -326,6 +328,10 @@ pub fn serve(socket: &Path, grace: Duration) -> Result<(), String> {
         }
     }
     let _ = std::fs::remove_file(socket);
+    // The directory goes with the last keeper (removing one that is not empty fails).
+    if let Some(dir) = socket.parent() {
+        let _ = std::fs::remove_dir(dir);
+    }
     Ok(())
 }
 
