@@ -176,6 +176,26 @@ def test_session_commands(kernel):
     assert ":clients" in stdout_of(outputs)
 
 
+def test_session_commands_see_what_cells_set(kernel):
+    """`:client` and `:clients` are answered in the evaluation process: a simulated accelerator
+    a cell turned on is there for them, as the README says."""
+    _, kc = kernel
+    reply, _ = run_cell(kc, "tensorbook::set_sim_device_count(2);")
+    assert reply["content"]["status"] == "ok", reply["content"]
+    reply, outputs = run_cell(kc, ":clients")
+    assert reply["content"]["status"] == "ok", reply["content"]
+    assert "sim:0, sim:1" in stdout_of(outputs), stdout_of(outputs)
+    reply, outputs = run_cell(kc, ":client sim:0")
+    assert reply["content"]["status"] == "ok", reply["content"]
+    assert "sim:0" in stdout_of(outputs)
+    reply, outputs = run_cell(kc, "Tensor::iota(DType::F32, &[2], None)?")
+    data = [m for m in outputs if m["msg_type"] == "execute_result"][0]["content"]["data"]
+    assert "Backend<sim:0>" in data["text/plain"], data
+    run_cell(kc, ":client host")
+    reply, outputs = run_cell(kc, ":client")
+    assert "host:0" in stdout_of(outputs)
+
+
 def test_mixed_devices_are_a_readable_error(kernel):
     _, kc = kernel
     run_cell(kc, "let a = on(Device::host(0)).ones(DType::F32, &[2])?;\nlet b = on(Device::host(1)).ones(DType::F32, &[2])?;")

@@ -153,6 +153,27 @@ pub unsafe extern "C" fn tensorbook_describe_variables(
     store
 }
 
+/// Answers the session command the kernel wrote to its request file (`:client`, `:clients`;
+/// see `contract::session_command`), in this process, where the session's state is. The
+/// kernel calls it by name, as it calls [`tensorbook_describe_variables`]; the store is
+/// passed through untouched.
+///
+/// # Safety
+/// As for [`tensorbook_describe_variables`]: `store` is passed back as it came.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tensorbook_session_command(
+    store: *mut VariableStore,
+) -> *mut VariableStore {
+    let answered = panic::catch_unwind(|| {
+        let command = crate::contract::session_command::read_request().unwrap_or_default();
+        crate::notebook::answer_session_command(&command);
+    });
+    if answered.is_err() {
+        eprintln!("[tensorbook] the session command failed");
+    }
+    store
+}
+
 /// The value as something `:vars` describes, for each type it describes.
 fn describable(value: &dyn Any) -> Option<&dyn crate::notebook::Describe> {
     use crate::jit::{Jit, Stream};

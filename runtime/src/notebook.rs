@@ -225,6 +225,84 @@ pub fn describe_variables(values: &[(&str, &dyn Describe)]) {
     println!("{}", variables::to_line(&list));
 }
 
+/// Answers a session command (`client`, `client SPEC`, `clients`; the kernel's `:client` and
+/// `:clients` without the colon) in this process, where the session's settings and default
+/// live, and prints the answer line the kernel reads
+/// ([`crate::contract::session_command`]).
+pub fn answer_session_command(command: &str) {
+    let answer = session_command(command);
+    println!("{}", crate::contract::session_command::answer_line(&answer));
+}
+
+/// What a session command prints, or why it failed.
+pub fn session_command(command: &str) -> Result<String, String> {
+    let command = command.trim();
+    let (name, arg) = command
+        .split_once(char::is_whitespace)
+        .map_or((command, ""), |(n, a)| (n, a.trim()));
+    match name {
+        "clients" => Ok(clients_table()),
+        "client" if arg.is_empty() => {
+            let d = crate::session::default_device();
+            Ok(format!(
+                "session default: {d} (new tensors and servings go to {d})"
+            ))
+        }
+        "client" => {
+            let device = crate::session::ClientSpec::parse(arg)
+                .and_then(crate::session::ClientSpec::apply)
+                .map_err(|e| e.to_string())?;
+            Ok(format!(
+                "session default is now {device}; existing tensors keep their placement"
+            ))
+        }
+        other => Err(format!("unknown session command {other:?}")),
+    }
+}
+
+/// Every client as a table (state, devices, why not), then the session default: `:clients`
+/// and `tensorbook clients`.
+pub fn clients_table() -> String {
+    let mut out = format!(
+        "{:<8} {:<10} {:<24} why not\n",
+        "client", "state", "devices"
+    );
+    for info in &crate::client::clients() {
+        let devices = if info.available {
+            (0..info.device_count)
+                .map(|id| {
+                    crate::device::Device {
+                        client: info.client,
+                        id,
+                    }
+                    .to_string()
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        } else {
+            "-".into()
+        };
+        let line = format!(
+            "{:<8} {:<10} {:<24} {}",
+            info.client.name(),
+            if info.available {
+                "available"
+            } else {
+                "absent"
+            },
+            devices,
+            info.reason.as_deref().unwrap_or("")
+        );
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "session default: {}",
+        crate::session::default_device()
+    ));
+    out
+}
+
 /// A value `:vars` describes beyond its type: tensors (dtype, shape, placement, bytes),
 /// compiled functions (for which devices they were compiled), streams and servings.
 pub trait Describe {

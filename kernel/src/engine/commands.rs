@@ -1,11 +1,7 @@
-//! Session commands the kernel answers itself: `:client`, `:clients`, `:help` without compiling;
-//! `:vars` compiles one small hidden cell when tensors need describing (see [`super::variables`]).
-//! Other `:` commands (`:dep`, `:opt`, ...) go to evcxr.
-
-use tensorbook::{default_device, ClientSpec};
-
-/// What a session command printed, or why it failed.
-pub type CommandResult = Result<String, String>;
+//! Session commands the kernel recognises: `:client`, `:clients` and `:vars`, answered in the
+//! evaluation process without compiling (the runtime's `tensorbook_session_command` and
+//! `tensorbook_describe_variables`), where what cells set is; `:help` and `:quit` here. Other
+//! `:` commands (`:dep`, `:opt`, ...) go to evcxr.
 
 /// One of the kernel's own commands.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,22 +56,6 @@ evcxr commands also work, e.g. :dep NAME = \"VERSION\", :opt LEVEL, :timing, :ex
 pub const QUIT: &str = "`:quit` would end the kernel process and the session it holds; shut the \
 kernel down from the frontend instead (JupyterLab: Kernel > Shut Down Kernel)";
 
-/// `:client` with its argument (empty: show the default).
-pub fn client(arg: &str) -> CommandResult {
-    if arg.is_empty() {
-        let d = default_device();
-        return Ok(format!(
-            "session default: {d} (new tensors and servings go to {d})"
-        ));
-    }
-    let device = ClientSpec::parse(arg)
-        .and_then(ClientSpec::apply)
-        .map_err(|e| e.to_string())?;
-    Ok(format!(
-        "session default is now {device}; existing tensors keep their placement"
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,11 +78,12 @@ mod tests {
 
     #[test]
     fn a_bad_client_names_the_choices_and_changes_nothing() {
-        let before = default_device();
-        let err = client("tpu:0").unwrap_err();
+        let before = tensorbook::default_device();
+        let err = tensorbook::notebook::session_command("client tpu:0").unwrap_err();
         assert!(err.contains("tpu"), "{err}");
         assert!(err.contains("auto"), "{err}");
-        assert_eq!(default_device(), before);
-        assert!(client("").unwrap().contains(&before.to_string()));
+        assert_eq!(tensorbook::default_device(), before);
+        let shown = tensorbook::notebook::session_command("client").unwrap();
+        assert!(shown.contains(&before.to_string()));
     }
 }

@@ -7,7 +7,7 @@ use std::process::Child;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
-use tensorbook::contract::env;
+use tensorbook::contract::{env, session_command};
 
 use super::build_cache::{self, Fill, SessionDir};
 use super::evaluation_process::{GRACE, INTERRUPT_EXIT_STATUS};
@@ -318,6 +318,7 @@ pub(crate) fn run(
                     Request::Complete(_, _, tx) => drop(tx.send(Err(analysis.clone()))),
                     Request::Inspect(_, _, tx) => drop(tx.send(Err(analysis.clone()))),
                     Request::Vars(tx) => drop(tx.send(Vec::new())),
+                    Request::SessionCommand(_, tx) => drop(tx.send(Err(error.evalue.clone()))),
                 }
             }
             return;
@@ -372,6 +373,11 @@ pub(crate) fn run(
             }
             Request::Vars(tx) => {
                 let _ = tx.send(contained(|| session.vars()).unwrap_or_default());
+            }
+            Request::SessionCommand(command, tx) => {
+                let answer = contained(|| session.session_command(&command))
+                    .unwrap_or_else(|why| Err(format!("the session command failed: {why}")));
+                let _ = tx.send(answer);
             }
         }
     }
@@ -542,14 +548,45 @@ impl Session {
             })
     }
 
-    fn vars(&mut self) -> Vec<Variable> {
-        // The runtime's shared library, which every cell links (build_cache.rs).
-        let runtime_dylib = self
-            .cache
+    /// The runtime's shared library, which every cell links (build_cache.rs).
+    fn runtime_dylib(&self) -> Option<PathBuf> {
+        self.cache
             .as_ref()
             .and_then(|dir| dir.library_dir())
             .map(|dir| dir.join("libtensorbook_dylib.so"))
-            .filter(|path| path.is_file());
+            .filter(|path| path.is_file())
+    }
+
+    /// Answers `:client`/`:clients` in the evaluation process (nothing compiled): what a cell
+    /// set there (the simulated accelerator, host devices) is what the command sees. Without
+    /// the runtime's library (a session without the shared build) the kernel answers itself.
+    fn session_command(&mut self, command: &str) -> Result<String, String> {
+        let Some(dylib) = self.runtime_dylib() else {
+            return tensorbook::notebook::session_command(command);
+        };
+        session_command::write_request(command)
+            .map_err(|e| format!("cannot hand the command to the evaluation process: {e}"))?;
+        self.report
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .session_command = None;
+        let ran = self.ctx.call_function(&dylib, "tensorbook_session_command");
+        (self.flush)();
+        let answer = self
+            .report
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .session_command
+            .take();
+        match (answer, ran) {
+            (Some(answer), _) => answer,
+            (None, Err(e)) => Err(format!("the evaluation process did not answer: {e}")),
+            (None, Ok(_)) => Err("the evaluation process gave no answer".into()),
+        }
+    }
+
+    fn vars(&mut self) -> Vec<Variable> {
+        let runtime_dylib = self.runtime_dylib();
         describe(
             &mut self.ctx,
             &self.report,

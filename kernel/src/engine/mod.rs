@@ -181,6 +181,7 @@ pub(crate) enum Request {
         oneshot::Sender<Result<(String, String), AnalysisError>>,
     ),
     Vars(oneshot::Sender<Vec<Variable>>),
+    SessionCommand(String, oneshot::Sender<Result<String, String>>),
 }
 
 /// Handle to the evaluation thread.
@@ -251,8 +252,8 @@ impl Engine {
         }
         if let Some(command) = commands::parse(&code) {
             let printed = match command {
-                Command::Client(arg) => commands::client(&arg),
-                Command::Clients => Ok(crate::clients::table()),
+                Command::Client(arg) => self.session_command(format!("client {arg}")).await,
+                Command::Clients => self.session_command("clients".into()).await,
                 Command::Vars => Ok(variables::table(&self.vars().await)),
                 Command::Help => Ok(commands::HELP.to_string()),
                 Command::Quit => Err(commands::QUIT.to_string()),
@@ -272,6 +273,13 @@ impl Engine {
         self.ask(|tx| Request::Execute(code, input, tx))
             .await
             .unwrap_or_else(|_| Err(gone()))
+    }
+
+    /// A session command answered in the evaluation process, where the session's state is.
+    async fn session_command(&self, command: String) -> Result<String, String> {
+        self.ask(|tx| Request::SessionCommand(command, tx))
+            .await
+            .unwrap_or_else(|_| Err("the evaluation engine stopped".into()))
     }
 
     /// Completions at a byte offset (clamped to the code and to a char boundary).

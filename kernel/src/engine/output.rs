@@ -7,6 +7,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 
 use tensorbook::contract::markers::{PARTIAL_LINE, USER_ERROR, USER_ERROR_FOLLOWS};
+use tensorbook::contract::session_command;
 use tensorbook::contract::variables::{self, TensorDescription};
 
 use super::{Output, OutputSink, Stream};
@@ -37,6 +38,8 @@ pub(crate) struct CellReport {
     pub stderr: Vec<String>,
     /// What `tensorbook::notebook::describe_variables` printed, for `:vars`.
     pub variables: Option<Vec<TensorDescription>>,
+    /// A session command's answer (`tensorbook_session_command`).
+    pub session_command: Option<Result<String, String>>,
 }
 
 #[derive(Default)]
@@ -112,6 +115,13 @@ fn stdout_line(line: String, report: &Mutex<CellReport>, sink: &OutputSink) {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .user_error_follows = true;
+        return;
+    }
+    if let Some(answer) = session_command::from_line(&line) {
+        report
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .session_command = Some(answer);
         return;
     }
     if let Some(described) = variables::from_line(&line) {

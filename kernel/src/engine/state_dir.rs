@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tensorbook::contract::{display, env, session_file};
+use tensorbook::contract::{display, env, session_command, session_file};
 use tensorbook::{ClientSpec, Device};
 
 use super::build_cache::PRIVATE_SESSION_PREFIX;
@@ -31,6 +31,7 @@ impl StateDir {
             .tempdir()
             .map_err(|e| format!("cannot create the kernel's state directory: {e}"))?;
         session_file::use_file(&dir.path().join(session_file::FILE_NAME));
+        session_command::use_file(&dir.path().join(session_command::FILE_NAME));
         Ok(StateDir { dir })
     }
 

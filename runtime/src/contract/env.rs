@@ -12,6 +12,8 @@ use std::path::PathBuf;
 pub const SESSION_FILE: &str = "TENSORBOOK_SESSION_FILE";
 /// The kernel's display socket (see [`super::display`]).
 pub const DISPLAY_SOCKET: &str = "TENSORBOOK_DISPLAY_SOCKET";
+/// The file a session command is written to (see [`super::session_command`]).
+pub const SESSION_COMMAND: &str = "TENSORBOOK_SESSION_COMMAND";
 /// The kernel's keep socket (see [`super::keep`]).
 pub const KEEP_SOCKET: &str = "TENSORBOOK_KEEP_SOCKET";
 /// The evaluation process's interrupt flag (see [`super::interrupt_flag`]).

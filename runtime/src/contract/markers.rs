@@ -5,6 +5,9 @@
 /// Starts the line `describe_variables` prints for `:vars` (JSON follows, see
 /// [`super::variables`]).
 pub const VARIABLES: &str = "\u{1b}[tensorbook:variables]";
+/// Starts the line with a session command's answer (JSON follows, see
+/// [`super::session_command`]).
+pub const SESSION_COMMAND: &str = "\u{1b}[tensorbook:session-command]";
 /// Printed alone on stderr by the evaluation process when a cell returned an `Err` through `?`.
 pub const USER_ERROR: &str = "\u{1b}[tensorbook:user-error]";
 /// Printed on stdout by the evaluation process just after [`USER_ERROR`] went to stderr. stdout
@@ -55,7 +58,13 @@ mod tests {
 
     #[test]
     fn markers_cannot_be_printed_text() {
-        for marker in [VARIABLES, USER_ERROR, USER_ERROR_FOLLOWS, PARTIAL_LINE] {
+        for marker in [
+            VARIABLES,
+            SESSION_COMMAND,
+            USER_ERROR,
+            USER_ERROR_FOLLOWS,
+            PARTIAL_LINE,
+        ] {
             assert!(marker.starts_with('\u{1b}'));
         }
     }

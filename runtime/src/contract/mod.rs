@@ -16,6 +16,7 @@
 //! | [`keep`] | the keep socket: variables the kernel keeps through a restart of the process |
 //! | [`variables`] | a tensor's description for `:vars` |
 //! | [`session_file`] | the file that holds the session default across processes |
+//! | [`session_command`] | `:client` and `:clients` answered in the evaluation process |
 //! | [`interrupt_flag`] | how the evaluation process publishes its interrupt flag |
 
 pub mod display;
@@ -23,5 +24,6 @@ pub mod env;
 pub mod interrupt_flag;
 pub mod keep;
 pub mod markers;
+pub mod session_command;
 pub mod session_file;
 pub mod variables;
