@@ -18,6 +18,17 @@ echo "== Debian's OpenBLAS for host's large products (the gemm crate without it)
 bash install/blas.sh
 echo "== cargo test"
 cargo test --workspace --locked
+echo "== cuda device tests (each needs a GPU; cargo counts them as ignored without one)"
+cuda_state=$(target/debug/tensorbook clients --json | .venv/bin/python -c '
+import json, sys
+cuda = [c for c in json.load(sys.stdin)["clients"] if c["client"] == "cuda"][0]
+print("available" if cuda["available"] else cuda["reason"] or "unavailable")') \
+    || cuda_state="\`tensorbook clients --json\` failed"
+if [ "$cuda_state" = available ]; then
+    cargo test --locked -p tensorbook --test cuda_device -- --include-ignored
+else
+    echo "skipped: the cuda device tests (runtime/tests/cuda_device.rs), no GPU here: $cuda_state"
+fi
 echo "== hostile inputs in the release profile (integer overflow wraps there instead of panicking)"
 cargo test --release --locked -p tensorbook --test hostile
 echo "== the vendored evcxr's unit tests (our patches' included)"
