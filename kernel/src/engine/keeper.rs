@@ -101,6 +101,11 @@ impl Keeper {
         let _ = lines
             .stream()
             .set_read_timeout(Some(Duration::from_secs(2)));
+        // A keeper that stops reading (stopped, swapped out) must not hold up a cell: a send
+        // that cannot finish in time fails, and the session goes on without its keeper.
+        let _ = lines
+            .stream()
+            .set_write_timeout(Some(Duration::from_secs(2)));
         Ok((
             Keeper {
                 lines,
