@@ -20,7 +20,7 @@
 use std::sync::Mutex;
 
 use crate::buffer::Buffer;
-use crate::dtype::Element;
+use crate::element::Element;
 use crate::host_vec::HostVec;
 
 /// Buffers smaller than this go back to the allocator (they are not mmap-backed, or too
@@ -36,7 +36,7 @@ pub const MAX_BYTES: usize = 1 << 30;
 static POOL: Mutex<Vec<Buffer>> = Mutex::new(Vec::new());
 
 fn capacity_bytes(b: &Buffer) -> usize {
-    crate::with_buffer!(b, v => v.capacity()).saturating_mul(b.dtype().size_in_bytes())
+    crate::buffer::with_buffer!(b, v => v.capacity()).saturating_mul(b.dtype().size_in_bytes())
 }
 
 /// Keeps `buffer`'s allocation for reuse when it is large enough, else frees it.
@@ -54,7 +54,7 @@ pub fn give(mut buffer: Buffer) {
     if buffer.region().is_some_and(|r| r.is_pinned()) {
         return;
     }
-    crate::with_buffer!(&mut buffer, v => v.clear());
+    crate::buffer::with_buffer!(&mut buffer, v => v.clear());
     let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
     pool.push(buffer);
     while pool.len() > MAX_BUFFERS || pool.iter().map(capacity_bytes).sum::<usize>() > MAX_BYTES {

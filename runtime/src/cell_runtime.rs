@@ -206,7 +206,7 @@ mod tests {
     fn the_store_describes_its_tensors_and_nothing_else() {
         let mut store = VariableStore::default();
         store.put_variable("n", 3i32);
-        let tensor = crate::tensor::Tensor::iota(crate::DType::F32, &[2], None).unwrap();
+        let tensor = crate::tensor::Tensor::iota(crate::dtype::DType::F32, &[2], None).unwrap();
         store.put_variable("t", tensor);
         let described: Vec<&str> = store
             .variables

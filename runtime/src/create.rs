@@ -8,14 +8,16 @@
 //! session's first cell about 2.5 s of analysis on two cores; `fastrand` costs nothing
 //! measurable. Normal values come from the Box-Muller transform below.
 
-use crate::buffer::{checked_len, try_alloc, Buffer};
+use crate::allocate::{checked_len, try_alloc};
+use crate::buffer::with_dtype;
+use crate::buffer::Buffer;
 use crate::device::Device;
-use crate::dtype::{DType, Element};
+use crate::dtype::DType;
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::session::resolve_device;
 use crate::shape::{normalize_axis, strides};
 use crate::tensor::Tensor;
-use crate::with_dtype;
 
 /// Creates tensors on one placement: the one given, or the session default at creation time.
 #[derive(Clone, Copy, Debug, Default)]

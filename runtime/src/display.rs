@@ -248,19 +248,6 @@ impl Tensor {
             ("text/html", self.to_html()),
         ]
     }
-
-    /// evcxr's rich-display hook: prints the mime bundle in evcxr's content markers.
-    pub fn evcxr_display(&self) {
-        emit_evcxr_bundle(&self.mime_bundle());
-    }
-}
-
-/// Prints a mime bundle between evcxr's content markers, which the kernel turns into the
-/// cell's rich result.
-pub(crate) fn emit_evcxr_bundle(bundle: &[(&'static str, String)]) {
-    for (mime, content) in bundle {
-        print!("{}", crate::contract::markers::content_block(mime, content));
-    }
 }
 
 pub(crate) fn html_escape(s: &str) -> String {

@@ -3,7 +3,7 @@
 
 use crate::device::{Client, Device};
 use crate::dtype::DType;
-use crate::shape::fmt_shape;
+use crate::shape::format::fmt_shape;
 
 /// Result with the runtime's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

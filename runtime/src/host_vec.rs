@@ -2,7 +2,7 @@
 //! heap, or the same thing over a [`Region`] of shared memory that a restarted evaluation
 //! process can map again (see [`crate::shared_memory`]). Backends see slices and the few `Vec`
 //! methods they fill outputs with; which memory is underneath is decided once, at allocation
-//! (`buffer::try_reserve`).
+//! (`allocate::try_reserve`).
 
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;

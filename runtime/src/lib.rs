@@ -22,6 +22,7 @@
 
 #![warn(missing_docs)]
 
+pub mod allocate;
 pub mod backend;
 pub mod bench;
 pub mod buffer;
@@ -34,10 +35,13 @@ pub mod data;
 pub mod device;
 pub mod display;
 pub mod dtype;
+pub mod element;
 pub mod error;
+pub mod evcxr_display;
 pub mod host_memory;
 pub mod host_vec;
 pub mod interrupt;
+pub mod ir;
 pub mod jit;
 pub mod keep;
 pub mod memory;
@@ -54,7 +58,8 @@ pub use client::{client_info, clients, devices, ClientInfo};
 pub use create::{on, Factory};
 pub use device::{Client, Device, MemoryKind};
 pub use display::{print_limit, set_print_limit};
-pub use dtype::{DType, Element};
+pub use dtype::DType;
+pub use element::{Element, Float};
 pub use error::{Error, Result};
 pub use interrupt::sleep;
 pub use jit::{jit, jit_apply, jit_cached, stream, stream_cached, Jit, Stream};

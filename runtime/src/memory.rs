@@ -1,18 +1,23 @@
-//! `Memory`: where a tensor's elements are. The CPU backends (binary, host) keep a [`Buffer`] in
-//! host memory; the cuda backend keeps a [`CudaBuffer`] on one GPU; the simulated accelerator a
-//! [`SimBuffer`] that only its own queue can read. Reading values, transfers and the display go
-//! through the owning backend's half of the contract (download, gather, sync), so they work the
-//! same whatever the placement.
+//! `Memory`: where a tensor's elements are, one variant per kind of backend buffer (candle's
+//! `Storage`), and the routing from it to the backend that owns them. The CPU backends (binary,
+//! host) keep a [`Buffer`] in host memory; the cuda backend keeps a [`CudaBuffer`] on one GPU;
+//! the simulated accelerator a [`SimBuffer`] that only its own queue can read.
+//!
+//! [`dispatch`] is the one placement check: matching the inputs' variants against the device
+//! is what hands each backend its own buffer type, so a backend cannot receive another's.
 
 use std::borrow::Cow;
 
-use crate::backend::cuda::CudaBuffer;
-use crate::backend::sim::SimBuffer;
-use crate::backend::{self, for_memory};
+use crate::backend::binary::BinaryBackend;
+use crate::backend::cuda::{CudaBackend, CudaBuffer};
+use crate::backend::host::HostBackend;
+use crate::backend::sim::{SimBackend, SimBuffer};
+use crate::backend::Backend;
 use crate::buffer::Buffer;
-use crate::device::{Device, MemoryKind};
+use crate::device::{Client, Device, MemoryKind};
 use crate::dtype::DType;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::ir::Op;
 
 /// A tensor's elements, row-major, in the memory of the device that owns them.
 #[derive(Debug)]
@@ -23,8 +28,6 @@ pub enum Memory {
     Cuda(CudaBuffer),
     /// Memory of a simulated accelerator.
     Sim(SimBuffer),
-    /// A placeholder's: a node of a graph `jit` is tracing (no values yet).
-    Traced(crate::jit::trace::TracedMemory),
 }
 
 /// Large host buffers go to [`crate::buffer_pool`] for the next tensor of their size.
@@ -43,7 +46,12 @@ impl Memory {
     /// Puts the host elements of a tensor where `device` keeps its memory (an upload for an
     /// accelerator).
     pub fn place(buffer: Buffer, device: Device) -> Result<Memory> {
-        backend::for_device(device)?.upload(device, buffer)
+        Ok(match device.client {
+            Client::Binary => Memory::Host(BinaryBackend.upload(device, buffer)?),
+            Client::Host => Memory::Host(HostBackend.upload(device, buffer)?),
+            Client::Cuda => Memory::Cuda(CudaBackend.upload(device, buffer)?),
+            Client::Sim => Memory::Sim(SimBackend.upload(device, buffer)?),
+        })
     }
 
     /// Which memory this is.
@@ -52,7 +60,6 @@ impl Memory {
             Memory::Host(_) => MemoryKind::Host,
             Memory::Cuda(c) => MemoryKind::Cuda(c.ordinal()),
             Memory::Sim(s) => MemoryKind::Sim(s.device_id()),
-            Memory::Traced(t) => t.kind(),
         }
     }
 
@@ -62,7 +69,6 @@ impl Memory {
             Memory::Host(b) => b.dtype(),
             Memory::Cuda(c) => c.dtype(),
             Memory::Sim(s) => s.dtype(),
-            Memory::Traced(t) => t.dtype(),
         }
     }
 
@@ -72,7 +78,6 @@ impl Memory {
             Memory::Host(b) => b.len(),
             Memory::Cuda(c) => c.len(),
             Memory::Sim(s) => s.len(),
-            Memory::Traced(t) => t.len(),
         }
     }
 
@@ -92,17 +97,108 @@ impl Memory {
     /// Every element in host memory: borrowed when already there, otherwise copied from the
     /// device once the work that produces it has finished.
     pub fn to_host(&self) -> Result<Cow<'_, Buffer>> {
-        for_memory(self).download(self)
+        match self {
+            Memory::Host(b) => HostBackend.download(b),
+            Memory::Cuda(c) => CudaBackend.download(c),
+            Memory::Sim(s) => SimBackend.download(s),
+        }
     }
 
     /// The elements at `indices` (row-major positions), in that order. On a device only these
     /// elements cross to the host: the display of a large tensor stays cheap.
     pub fn gather(&self, indices: &[usize]) -> Result<Buffer> {
-        for_memory(self).gather(self, indices)
+        match self {
+            Memory::Host(b) => HostBackend.gather(b, indices),
+            Memory::Cuda(c) => CudaBackend.gather(c, indices),
+            Memory::Sim(s) => SimBackend.gather(s, indices),
+        }
     }
 
     /// Waits for the work that produces these elements (a no-op in host memory).
     pub fn sync(&self) -> Result<()> {
-        for_memory(self).sync(self)
+        match self {
+            Memory::Host(b) => HostBackend.sync(b),
+            Memory::Cuda(c) => CudaBackend.sync(c),
+            Memory::Sim(s) => SimBackend.sync(s),
+        }
     }
+
+    /// A copy in the memory of device `to`: the owning backend's own path between two of its
+    /// devices, otherwise through host memory.
+    pub fn copy_to(&self, to: Device) -> Result<Memory> {
+        match (self, to.client) {
+            (Memory::Cuda(c), Client::Cuda) => Ok(Memory::Cuda(CudaBackend.copy(c, to)?)),
+            (Memory::Sim(s), Client::Sim) => Ok(Memory::Sim(SimBackend.copy(s, to)?)),
+            _ => {
+                let owned = match self.to_host()? {
+                    Cow::Borrowed(b) => b.try_clone()?,
+                    Cow::Owned(b) => b,
+                };
+                Memory::place(owned, to)
+            }
+        }
+    }
+}
+
+/// Runs `op` on `device`: the one place where placement is checked. Every input must be
+/// memory of `device`; a stray one is a typed [`Error::Placement`] naming the op, the device
+/// and the memory found (a frontend bug: weak operands are moved before they get here).
+pub fn dispatch(device: Device, op: &Op, inputs: &[&Memory]) -> Result<Memory> {
+    // Every operation passes here: the safe point where an interrupted cell stops.
+    crate::interrupt::check()?;
+    if inputs.len() != op.arity() {
+        return Err(Error::InvalidArgument {
+            op: op.name(),
+            message: format!(
+                "internal: {} inputs given, {} expected",
+                inputs.len(),
+                op.arity()
+            ),
+        });
+    }
+    let stray = |m: &Memory| Error::Placement {
+        op: op.name(),
+        device,
+        found: m.kind().to_string(),
+    };
+    match device.client {
+        Client::Binary | Client::Host => {
+            let buffers = own(inputs, stray, |m| match m {
+                Memory::Host(b) => Some(b),
+                _ => None,
+            })?;
+            let out = if device.client == Client::Binary {
+                BinaryBackend.execute(device, op, &buffers)?
+            } else {
+                HostBackend.execute(device, op, &buffers)?
+            };
+            Ok(Memory::Host(out))
+        }
+        Client::Cuda => {
+            let buffers = own(inputs, stray, |m| match m {
+                Memory::Cuda(c) if c.ordinal() == device.id => Some(c),
+                _ => None,
+            })?;
+            Ok(Memory::Cuda(CudaBackend.execute(device, op, &buffers)?))
+        }
+        Client::Sim => {
+            let buffers = own(inputs, stray, |m| match m {
+                Memory::Sim(s) if s.device_id() == device.id => Some(s),
+                _ => None,
+            })?;
+            Ok(Memory::Sim(SimBackend.execute(device, op, &buffers)?))
+        }
+    }
+}
+
+/// Each input's buffer of the device's kind, or the error naming the first that is not.
+fn own<'a, B>(
+    inputs: &[&'a Memory],
+    stray: impl Fn(&Memory) -> Error,
+    pick: impl Fn(&'a Memory) -> Option<&'a B>,
+) -> Result<Vec<&'a B>> {
+    inputs
+        .iter()
+        .map(|&m| pick(m).ok_or_else(|| stray(m)))
+        .collect()
 }

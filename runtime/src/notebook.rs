@@ -156,17 +156,17 @@ pub fn clear_output(wait: bool) {
 /// Asks the person at the notebook for a line of text (Jupyter's `input()`): the kernel sends
 /// an input_request and the front end shows a text box with `prompt`. Outside a kernel it reads
 /// a line from stdin after printing the prompt. An interrupt while waiting is
-/// [`Error::Interrupted`](crate::Error::Interrupted).
-pub fn input(prompt: &str) -> crate::Result<String> {
+/// [`Error::Interrupted`](crate::error::Error::Interrupted).
+pub fn input(prompt: &str) -> crate::error::Result<String> {
     read_input(prompt, false)
 }
 
 /// Like [`input`], with the text hidden as it is typed.
-pub fn input_password(prompt: &str) -> crate::Result<String> {
+pub fn input_password(prompt: &str) -> crate::error::Result<String> {
     read_input(prompt, true)
 }
 
-fn read_input(prompt: &str, password: bool) -> crate::Result<String> {
+fn read_input(prompt: &str, password: bool) -> crate::error::Result<String> {
     let mut out = std::io::stdout().lock();
     // Inside evcxr the request is its marker line, which the kernel turns into input_request.
     let written = if env::in_evaluation_process() {
@@ -186,8 +186,8 @@ fn read_input(prompt: &str, password: bool) -> crate::Result<String> {
     Ok(line.trim_end_matches(['\r', '\n']).to_string())
 }
 
-fn io_error(what: &str, e: std::io::Error) -> crate::Error {
-    crate::Error::Io {
+fn io_error(what: &str, e: std::io::Error) -> crate::error::Error {
+    crate::error::Error::Io {
         path: what.into(),
         message: e.to_string(),
     }

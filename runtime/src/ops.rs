@@ -5,18 +5,19 @@
 //!
 //! Where tensorbook deliberately differs from Nx, the method's docs say so.
 
-use crate::backend::{self, ArgOp, BinaryOp, Op, ReduceOp, Strided, UnaryOp};
-use crate::buffer::{try_alloc, Buffer};
+use crate::allocate::try_alloc;
+use crate::buffer::Buffer;
 use crate::device::Device;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::memory::Memory;
+use crate::ir::{ArgOp, BinaryOp, MatmulDims, Op, ReduceOp, Strided, UnaryOp};
+use crate::memory::{dispatch, Memory};
 use crate::session::resolve_device;
 use crate::shape::{
     broadcast_shapes, broadcast_strides, check_shape, fmt_shape, normalize_axes, normalize_axis,
     numel, strides, MAX_RANK,
 };
-use crate::tensor::Tensor;
+use crate::tensor::{Tensor, Value};
 
 /// The right-hand side of an elementwise op: a tensor, or a Rust number that becomes a weakly
 /// typed scalar. The number's type merges with the tensor's as `Nx.Type.merge_number` does:
@@ -95,27 +96,18 @@ pub enum Leftover {
 }
 
 /// Runs `op` on `device` over operands already moved there and wraps the result of `shape`.
-/// An operand elsewhere is the typed placement error (the contract), never a backend's guess.
+/// Inside a jit function (an operand is a placeholder) the op is recorded instead. Placement
+/// is checked once, by `memory::dispatch`: an operand elsewhere is its typed error.
 fn run(device: Device, op: Op, operands: &[&Tensor], shape: Vec<usize>) -> Result<Tensor> {
-    let memories = operands
+    let values = operands
         .iter()
-        .map(|t| {
-            if t.device() != device {
-                return Err(Error::Placement {
-                    op: op.name(),
-                    device,
-                    found: t.signature(),
-                });
-            }
-            t.memory()
-        })
+        .map(|t| t.value())
         .collect::<Result<Vec<_>>>()?;
-    if crate::jit::trace::any_traced(&memories) {
-        // Inside a jit function: the op is recorded, not run.
-        return crate::jit::trace::record(device, op, operands, &memories, shape);
+    if crate::jit::trace::any_placeholder(&values) {
+        return crate::jit::trace::record(device, op, operands, &values, shape);
     }
-    let refs: Vec<&Memory> = memories.iter().map(|m| &**m).collect();
-    let out = backend::dispatch(device, &op, &refs)?;
+    let memories: Vec<&Memory> = values.iter().filter_map(Value::memory).collect();
+    let out = dispatch(device, &op, &memories)?;
     Tensor::from_memory(out, shape, device)
 }
 
@@ -173,14 +165,14 @@ impl Tensor {
     /// A rank-0 tensor of `dtype` holding a number literal, exactly when the dtype holds it.
     fn literal(&self, number: Operand<'_>, dtype: DType) -> Result<Tensor> {
         let buffer = match number {
-            Operand::Integer(v) => crate::with_dtype!(dtype, T => {
-                use crate::dtype::Element;
+            Operand::Integer(v) => crate::buffer::with_dtype!(dtype, T => {
+                use crate::element::Element;
                 // merge_number chose a dtype that holds v; floats round as `as` does.
                 let value = if dtype.is_float() { T::from_f64(v as f64) } else { T::from_i64(v as i64) };
                 T::into_buffer(vec![value])
             }),
-            Operand::Float(v) => crate::with_dtype!(dtype, T => {
-                use crate::dtype::Element;
+            Operand::Float(v) => crate::buffer::with_dtype!(dtype, T => {
+                use crate::element::Element;
                 T::into_buffer(vec![T::from_f64(v)])
             }),
             Operand::Tensor(t) => return Ok(t.clone()),
@@ -459,20 +451,20 @@ impl Tensor {
         let b = rhs.prepared(dtype, device)?.with_shape(b_shape);
         let (a, sa) = batch_operand(a, &batch, [m, k])?;
         let (b, sb) = batch_operand(b, &batch, [k, n])?;
-        let kernel = Op::Matmul {
+        let kernel = Op::Matmul(MatmulDims {
             lhs_batch_stride: sa,
             rhs_batch_stride: sb,
             batch: numel(&batch),
             m,
             k,
             n,
-        };
+        });
         run(device, kernel, &[&a, &b], shape)
     }
 
     /// The same elements with another shape of the same size (shares the buffer).
     pub fn reshape(&self, shape: &[usize]) -> Result<Tensor> {
-        self.memory()?;
+        self.value()?;
         check_shape("reshape", shape, self.dtype())?;
         if numel(shape) != self.size() {
             return Err(Error::ShapeMismatch {

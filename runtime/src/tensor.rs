@@ -4,20 +4,63 @@
 
 use std::sync::{Arc, RwLock};
 
-use crate::backend;
 use crate::buffer::Buffer;
 use crate::client::check_device;
 use crate::device::Device;
-use crate::dtype::{DType, Element};
+use crate::dtype::DType;
+use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::jit::graph::Placeholder;
 use crate::memory::Memory;
 use crate::shape::{fmt_shape, numel};
 
-/// A tensor's memory and the device it belongs to.
+/// What a tensor holds: its elements in memory, or, inside a `jit` trace, a placeholder for
+/// the node of the graph that will compute them. Placeholders live here, above memory, so
+/// that memory, and with it every backend, only ever sees concrete elements.
+#[derive(Clone, Debug)]
+pub(crate) enum Value {
+    /// Elements in the memory of the tensor's device.
+    Memory(Arc<Memory>),
+    /// A node of a graph being traced (no elements yet).
+    Placeholder(Arc<Placeholder>),
+}
+
+impl Value {
+    /// The memory, for a concrete value.
+    pub(crate) fn memory(&self) -> Option<&Memory> {
+        match self {
+            Value::Memory(m) => Some(m),
+            Value::Placeholder(_) => None,
+        }
+    }
+
+    fn kind(&self) -> crate::device::MemoryKind {
+        match self {
+            Value::Memory(m) => m.kind(),
+            Value::Placeholder(p) => p.kind(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Value::Memory(m) => m.len(),
+            Value::Placeholder(p) => p.len(),
+        }
+    }
+
+    fn dtype(&self) -> DType {
+        match self {
+            Value::Memory(m) => m.dtype(),
+            Value::Placeholder(p) => p.dtype(),
+        }
+    }
+}
+
+/// A tensor's value and the device it belongs to.
 #[derive(Debug)]
 pub(crate) struct Storage {
     device: Device,
-    memory: RwLock<Option<Arc<Memory>>>,
+    memory: RwLock<Option<Value>>,
 }
 
 /// An n-dimensional array with a runtime dtype, shape and placement. `Debug` and `Display`
@@ -41,6 +84,19 @@ impl Tensor {
         shape: Vec<usize>,
         device: Device,
     ) -> Result<Tensor> {
+        Tensor::from_value(Value::Memory(memory), shape, device)
+    }
+
+    /// A placeholder tensor of a trace in progress.
+    pub(crate) fn from_placeholder(
+        placeholder: Placeholder,
+        shape: Vec<usize>,
+        device: Device,
+    ) -> Result<Tensor> {
+        Tensor::from_value(Value::Placeholder(Arc::new(placeholder)), shape, device)
+    }
+
+    fn from_value(memory: Value, shape: Vec<usize>, device: Device) -> Result<Tensor> {
         if memory.kind() != device.memory_kind() {
             return Err(Error::Placement {
                 op: "tensor",
@@ -79,14 +135,15 @@ impl Tensor {
     /// a download, or a device to device copy). The source is left as it is.
     pub(crate) fn to_device(&self, device: Device) -> Result<Tensor> {
         if self.device() == device {
-            self.memory()?;
+            self.value()?;
             return Ok(self.clone());
         }
-        let memory = self.memory()?;
-        if memory.kind() == device.memory_kind() {
-            return Tensor::from_shared(memory, self.shape.clone(), device);
+        match self.value()? {
+            Value::Memory(memory) if memory.kind() == device.memory_kind() => {
+                Tensor::from_shared(memory, self.shape.clone(), device)
+            }
+            _ => self.backend_copy(device),
         }
-        self.backend_copy(device)
     }
 
     /// The same buffer seen with another shape of the same element count (reshape, squeeze).
@@ -103,14 +160,16 @@ impl Tensor {
     /// made once: the tensor's storage then holds the shared copy, so every clone and every
     /// later keep finds it there). `None` for memory of an accelerator.
     pub(crate) fn shared_host_memory(&self) -> Result<Option<Arc<Memory>>> {
-        let memory = self.memory()?;
+        let Value::Memory(memory) = self.value()? else {
+            return Ok(None);
+        };
         let Some(buffer) = memory.as_host() else {
             return Ok(None);
         };
         if buffer.region().is_some() {
             return Ok(Some(memory));
         }
-        let copy = crate::with_buffer!(buffer, v => {
+        let copy = crate::buffer::with_buffer!(buffer, v => {
             let mut out = crate::host_vec::HostVec::shared(v.len()).map_err(|e| {
                 Error::Allocation {
                     shape: self.shape.clone(),
@@ -130,8 +189,8 @@ impl Tensor {
             .unwrap_or_else(|e| e.into_inner());
         match guard.as_ref() {
             // Same values, other memory: nobody can tell, and the heap copy goes.
-            Some(current) if Arc::ptr_eq(current, &memory) => {
-                *guard = Some(Arc::clone(&shared));
+            Some(Value::Memory(current)) if Arc::ptr_eq(current, &memory) => {
+                *guard = Some(Value::Memory(Arc::clone(&shared)));
                 Ok(Some(shared))
             }
             // Deallocated (or moved) meanwhile.
@@ -139,15 +198,24 @@ impl Tensor {
         }
     }
 
-    /// The memory, or `Deallocated` if it was freed. Ops hold this `Arc` while they run, so a
+    /// The value, or `Deallocated` if it was freed. Ops hold this `Arc` while they run, so a
     /// concurrent `deallocate` frees the memory only once they finish, and no lock is held.
-    pub(crate) fn memory(&self) -> Result<Arc<Memory>> {
+    pub(crate) fn value(&self) -> Result<Value> {
         let guard = self
             .storage
             .memory
             .read()
             .unwrap_or_else(|e| e.into_inner());
         guard.clone().ok_or_else(|| self.deallocated())
+    }
+
+    /// The memory, `Deallocated` if it was freed, or `Traced` for a placeholder (whose values
+    /// do not exist yet).
+    pub(crate) fn memory(&self) -> Result<Arc<Memory>> {
+        match self.value()? {
+            Value::Memory(m) => Ok(m),
+            Value::Placeholder(p) => Err(p.unknown("read")),
+        }
     }
 
     /// Runs `f` on the elements in host memory (copied from a device first), or fails with
@@ -211,7 +279,10 @@ impl Tensor {
     /// (cuda) only enqueues them, so benchmarks call this before they stop the clock. Reading
     /// values (`to_vec`, display, transfers) waits by itself.
     pub fn sync(&self) -> Result<()> {
-        self.memory()?.sync()
+        match self.value()? {
+            Value::Memory(m) => m.sync(),
+            Value::Placeholder(_) => Ok(()),
+        }
     }
 
     /// `f32[2][3] on host:0`: what error messages use to name a tensor.
@@ -254,7 +325,9 @@ impl Tensor {
 
     /// Every element converted to f64 (handy for checks whatever the dtype).
     pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
-        self.read(|b| Ok(crate::with_buffer!(b, v => v.iter().map(|x| x.to_f64()).collect())))
+        self.read(|b| {
+            Ok(crate::buffer::with_buffer!(b, v => v.iter().map(|x| x.to_f64()).collect()))
+        })
     }
 
     /// The elements as little-endian bytes.
@@ -264,12 +337,17 @@ impl Tensor {
 
     /// A copy on `device`; the source stays valid. Copying to its own device still copies.
     /// The copy is the source backend's (`Backend::copy`: through host memory unless the
-    /// backend has a direct path).
+    /// backend has a direct path); inside a trace it is recorded as a transfer.
     pub fn backend_copy(&self, device: Device) -> Result<Tensor> {
         check_device(device)?;
-        let memory = self.memory()?;
-        let copied = backend::for_memory(&memory).copy(&memory, self.device(), device)?;
-        Tensor::from_memory(copied, self.shape.clone(), device)
+        match self.value()? {
+            Value::Memory(memory) => {
+                Tensor::from_memory(memory.copy_to(device)?, self.shape.clone(), device)
+            }
+            Value::Placeholder(p) => {
+                Tensor::from_placeholder(p.transfer(device), self.shape.clone(), device)
+            }
+        }
     }
 
     /// Moves the tensor to `device`, then frees the source (every clone of it then prints
@@ -277,7 +355,7 @@ impl Tensor {
     /// that read the same memory (binary and host) nothing is copied.
     pub fn backend_transfer(&self, device: Device) -> Result<Tensor> {
         if device == self.device() {
-            self.memory()?;
+            self.value()?;
             return Ok(self.clone());
         }
         check_device(device)?;

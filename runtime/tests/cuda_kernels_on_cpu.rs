@@ -15,7 +15,7 @@ use std::sync::{Mutex, OnceLock};
 use common::{close, random, with_nans};
 use tensorbook::backend::cuda;
 use tensorbook::backend::cuda::kernels::{self, ShapeArg, ViewArg};
-use tensorbook::backend::{BinaryOp, ReduceOp, Strided, UnaryOp};
+use tensorbook::ir::{BinaryOp, ReduceOp, Strided, UnaryOp};
 use tensorbook::shape::{broadcast_shapes, broadcast_strides, strides};
 use tensorbook::{on, DType, Device, Tensor};
 

@@ -2,13 +2,17 @@
 //! coordinates. Slow on purpose-free grounds: it is the yardstick the other backends are checked
 //! against, so it favours being obviously right over being fast.
 
-use super::{ArgOp, BinaryOp, HostMemoryBackend, Op, ReduceOp, Strided, UnaryOp};
-use crate::buffer::{try_alloc, try_reserve, Buffer};
-use crate::dtype::{DType, Element};
+use super::{route, Kernels};
+use crate::allocate::{try_alloc, try_reserve};
+use crate::buffer::with_buffer;
+use crate::buffer::Buffer;
+use crate::dtype::DType;
+use crate::element::Element;
 use crate::error::Result;
 use crate::host_vec::HostVec;
-use crate::shape::{numel, strides, unravel};
-use crate::with_buffer;
+use crate::ir::fused::Fused;
+use crate::ir::{ArgOp, BinaryOp, MatmulDims, ReduceOp, Strided, UnaryOp};
+use crate::shape::{numel, strides, unravel, without_axes};
 
 /// The pure-Rust reference backend (`binary`).
 pub struct BinaryBackend;
@@ -67,15 +71,6 @@ fn cast_to<T: Element, U: Element>(v: &[T]) -> Result<Buffer> {
     Ok(U::into_buffer(out))
 }
 
-fn out_shape_without(shape: &[usize], axes: &[usize]) -> Vec<usize> {
-    shape
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !axes.contains(i))
-        .map(|(_, &d)| d)
-        .collect()
-}
-
 /// Combines `xs` pairwise (halves, recursively, down to runs of 8): the rounding error of an
 /// f32 sum grows with the logarithm of the count instead of the count, so the reference is not
 /// the least accurate backend (10M-element sums: 1.6e-5 relative error sequentially).
@@ -93,7 +88,7 @@ fn reduce_typed<T: Element>(
     shape: &[usize],
     axes: &[usize],
 ) -> Result<Buffer> {
-    let out_shape = out_shape_without(shape, axes);
+    let out_shape = without_axes(shape, axes);
     let in_strides = strides(shape);
     let kept: Vec<usize> = (0..shape.len()).filter(|a| !axes.contains(a)).collect();
     let reduced: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
@@ -116,7 +111,7 @@ fn reduce_typed<T: Element>(
 }
 
 fn arg_typed<T: Element>(op: ArgOp, v: &[T], shape: &[usize], axis: usize) -> Result<Buffer> {
-    let out_shape = out_shape_without(shape, &[axis]);
+    let out_shape = without_axes(shape, &[axis]);
     let in_strides = strides(shape);
     let mut c = vec![0; out_shape.len()];
     let out = build(numel(&out_shape), &out_shape, |o| {
@@ -138,17 +133,15 @@ fn arg_typed<T: Element>(op: ArgOp, v: &[T], shape: &[usize], axis: usize) -> Re
     Ok(Buffer::S64(out))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn matmul_typed<T: Element>(
-    a: &[T],
-    sa: usize,
-    b: &[T],
-    sb: usize,
-    batch: usize,
-    m: usize,
-    k: usize,
-    n: usize,
-) -> Result<Buffer> {
+fn matmul_typed<T: Element>(a: &[T], b: &[T], d: MatmulDims) -> Result<Buffer> {
+    let MatmulDims {
+        lhs_batch_stride: sa,
+        rhs_batch_stride: sb,
+        batch,
+        m,
+        k,
+        n,
+    } = d;
     let shape = [batch, m, n];
     let mut products = try_reserve::<T>(if numel(&shape) == 0 { 0 } else { k }, &[k])?;
     let out = build(numel(&shape), &shape, |idx| {
@@ -161,17 +154,15 @@ fn matmul_typed<T: Element>(
     Ok(T::into_buffer(out))
 }
 
-impl HostMemoryBackend for BinaryBackend {
-    fn run(&self, op: &Op, inputs: &[&Buffer]) -> Result<Buffer> {
-        route_op!(self, op, inputs)
-    }
-}
+super::host_buffer_backend!(BinaryBackend);
 
 /// The op set on host buffers, one method per [`Op`] variant.
-impl BinaryBackend {
+impl Kernels for BinaryBackend {
+    type Buffer = Buffer;
+
     /// A fused region, one materialised step at a time: the reference for every fusion.
-    fn fused(&self, f: &super::fused::Fused, given: &[&Buffer]) -> Result<Buffer> {
-        super::fused::run_stepwise(f, given, |op, ins| self.run(op, ins))
+    fn fused(&self, f: &Fused, given: &[&Buffer]) -> Result<Buffer> {
+        crate::ir::fused::run_stepwise(f, given, |op, ins| route(self, op, ins))
     }
 
     fn binary(
@@ -200,7 +191,7 @@ impl BinaryBackend {
     }
 
     fn cast(&self, x: &Buffer, to: DType) -> Result<Buffer> {
-        with_buffer!(x, v => crate::with_dtype!(to, U => cast_to::<_, U>(v)))
+        with_buffer!(x, v => crate::buffer::with_dtype!(to, U => cast_to::<_, U>(v)))
     }
 
     fn reduce(&self, op: ReduceOp, x: &Buffer, shape: &[usize], axes: &[usize]) -> Result<Buffer> {
@@ -211,28 +202,8 @@ impl BinaryBackend {
         with_buffer!(x, v => arg_typed(op, v, shape, axis))
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn matmul(
-        &self,
-        lhs: &Buffer,
-        lhs_batch_stride: usize,
-        rhs: &Buffer,
-        rhs_batch_stride: usize,
-        batch: usize,
-        m: usize,
-        k: usize,
-        n: usize,
-    ) -> Result<Buffer> {
-        same_dtype!("dot", lhs, rhs, |a, b| matmul_typed(
-            a,
-            lhs_batch_stride,
-            b,
-            rhs_batch_stride,
-            batch,
-            m,
-            k,
-            n
-        ))
+    fn matmul(&self, lhs: &Buffer, rhs: &Buffer, d: MatmulDims) -> Result<Buffer> {
+        same_dtype!("dot", lhs, rhs, |a, b| matmul_typed(a, b, d))
     }
 
     fn copy_strided(&self, x: &Buffer, view: &Strided, out_shape: &[usize]) -> Result<Buffer> {
@@ -265,7 +236,7 @@ impl BinaryBackend {
         let mut out_shape = parts[0].1.to_vec();
         out_shape[axis] = parts.iter().map(|p| p.1[axis]).sum();
         let dtype = parts[0].0.dtype();
-        crate::with_dtype!(dtype, T => {
+        crate::buffer::with_dtype!(dtype, T => {
             let typed: Vec<&[T]> = parts
                 .iter()
                 .map(|p| T::slice_of(p.0).ok_or_else(|| super::dtype_mix("concatenate", dtype, p.0.dtype())))

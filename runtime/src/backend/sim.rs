@@ -25,13 +25,13 @@ use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use super::host::HostBackend;
-use super::{Backend, HostMemoryBackend, Op};
+use super::Backend;
 use crate::buffer::Buffer;
 use crate::contract::env;
 use crate::device::Device;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::memory::Memory;
+use crate::ir::Op;
 use crate::settings;
 
 /// The number of simulated devices (0 when off).
@@ -170,7 +170,7 @@ fn device(id: usize) -> Result<Arc<SimDevice>> {
     if id >= count {
         return Err(match status() {
             Err(reason) => Error::ClientUnavailable {
-                client: crate::Client::Sim,
+                client: crate::device::Client::Sim,
                 reason,
             },
             Ok(count) => Error::DeviceNotFound {
@@ -327,24 +327,11 @@ pub fn resume(id: usize) -> Result<()> {
 /// The simulated accelerator's backend.
 pub struct SimBackend;
 
-fn sim_buffer<'a>(op: &'static str, device: Device, m: &'a Memory) -> Result<&'a SimBuffer> {
-    match m {
-        Memory::Sim(s) if Device::sim(s.device.id) == device => Ok(s),
-        other => Err(Error::Placement {
-            op,
-            device,
-            found: other.kind().to_string(),
-        }),
-    }
-}
-
 impl Backend for SimBackend {
-    fn execute(&self, device: Device, op: &Op, inputs: &[&Memory]) -> Result<Memory> {
+    type Buffer = SimBuffer;
+
+    fn execute(&self, device: Device, op: &Op, inputs: &[&SimBuffer]) -> Result<SimBuffer> {
         let dev = self::device(device.id)?;
-        let inputs = inputs
-            .iter()
-            .map(|m| sim_buffer(op.name(), device, m))
-            .collect::<Result<Vec<_>>>()?;
         let first = inputs.first().ok_or_else(|| Error::InvalidArgument {
             op: op.name(),
             message: "internal: an op without inputs".into(),
@@ -361,7 +348,7 @@ impl Backend for SimBackend {
                 .iter()
                 .map(|s| s.wait().as_ref().map_err(Clone::clone))
                 .collect::<Result<Vec<&Buffer>>>()
-                .and_then(|buffers| HostBackend.run(&job_op, &buffers))
+                .and_then(|buffers| HostBackend.execute(Device::host(0), &job_op, &buffers))
                 .and_then(|out| {
                     if out.len() == len && out.dtype() == dtype {
                         Ok(out)
@@ -378,61 +365,44 @@ impl Backend for SimBackend {
                 });
             job_slot.fill(computed);
         }))?;
-        Ok(Memory::Sim(SimBuffer {
+        Ok(SimBuffer {
             device: dev,
             len,
             dtype,
             slot,
             _memory: memory,
-        }))
+        })
     }
 
-    fn upload(&self, device: Device, buffer: Buffer) -> Result<Memory> {
+    fn upload(&self, device: Device, buffer: Buffer) -> Result<SimBuffer> {
         let dev = self::device(device.id)?;
         let (len, dtype) = (buffer.len(), buffer.dtype());
         let bytes = (len as u64).saturating_mul(dtype.size_in_bytes() as u64);
         let memory = dev.reserve(bytes, dtype, len)?;
-        Ok(Memory::Sim(SimBuffer {
+        Ok(SimBuffer {
             device: dev,
             len,
             dtype,
             slot: Slot::ready(buffer),
             _memory: memory,
-        }))
+        })
     }
 
-    fn download<'a>(&self, memory: &'a Memory) -> Result<Cow<'a, Buffer>> {
-        let Memory::Sim(s) = memory else {
-            return Err(Error::Placement {
-                op: "download",
-                device: Device::sim(0),
-                found: memory.kind().to_string(),
-            });
-        };
+    fn download<'a>(&self, s: &'a SimBuffer) -> Result<Cow<'a, Buffer>> {
         let copy = s.wait("copy to host")?.try_clone()?;
         let bytes = (copy.len() as u64).saturating_mul(copy.dtype().size_in_bytes() as u64);
         s.device.to_host.fetch_add(bytes, Ordering::AcqRel);
         Ok(Cow::Owned(copy))
     }
 
-    fn gather(&self, memory: &Memory, indices: &[usize]) -> Result<Buffer> {
-        let Memory::Sim(s) = memory else {
-            return Err(Error::Placement {
-                op: "gather",
-                device: Device::sim(0),
-                found: memory.kind().to_string(),
-            });
-        };
+    fn gather(&self, s: &SimBuffer, indices: &[usize]) -> Result<Buffer> {
         let picked = s.wait("gather")?.gather(indices)?;
         let bytes = (picked.len() as u64).saturating_mul(picked.dtype().size_in_bytes() as u64);
         s.device.to_host.fetch_add(bytes, Ordering::AcqRel);
         Ok(picked)
     }
 
-    fn sync(&self, memory: &Memory) -> Result<()> {
-        match memory {
-            Memory::Sim(s) => s.wait("sync").map(|_| ()),
-            _ => Ok(()),
-        }
+    fn sync(&self, s: &SimBuffer) -> Result<()> {
+        s.wait("sync").map(|_| ())
     }
 }

@@ -420,7 +420,7 @@ impl Displayable for Report {
 impl Report {
     /// Rich output for evcxr when a report is a cell's last expression.
     pub fn evcxr_display(&self) {
-        crate::display::emit_evcxr_bundle(&self.mime_bundle());
+        crate::evcxr_display::emit_bundle(&self.mime_bundle());
     }
 }
 
@@ -582,7 +582,7 @@ mod tests {
             table.contains("@ binary") && table.contains("@ host:0"),
             "{table}"
         );
-        if !client_info(crate::Client::Cuda).available {
+        if !client_info(crate::device::Client::Cuda).available {
             assert!(table.contains("skipped"), "{table}");
         }
         let bundle = report.mime_bundle();

@@ -101,7 +101,7 @@ fn uniform(
 
 /// The timed closure of a `via system BLAS` row: `a · b` through the system BLAS, the result
 /// made a tensor on `device` as host's own product's is.
-fn system_blas_product<T: crate::dtype::Element>(
+fn system_blas_product<T: crate::element::Element>(
     device: Device,
     a: &Tensor,
     b: &Tensor,
@@ -110,7 +110,7 @@ fn system_blas_product<T: crate::dtype::Element>(
     let (a, b) = (a.to_vec::<T>()?, b.to_vec::<T>()?);
     Ok(Box::new(move || {
         let out = crate::backend::host::system_blas_dot(&a, &b, m, k, n).ok_or_else(|| {
-            crate::Error::InvalidArgument {
+            crate::error::Error::InvalidArgument {
                 op: "bench ops",
                 message: "no system BLAS loads".into(),
             }
@@ -194,7 +194,7 @@ fn prepare(case: &OpCase, device: Device) -> Result<TimedOp> {
     let via_blas =
         |dtype, m: usize, k: usize, n: usize| -> Result<Box<dyn FnMut() -> Result<Tensor>>> {
             if device.client != Client::Host {
-                return Err(crate::Error::InvalidArgument {
+                return Err(crate::error::Error::InvalidArgument {
                     op: "bench ops",
                     message: "the system BLAS rows are host's".into(),
                 });
@@ -266,7 +266,7 @@ fn prepare(case: &OpCase, device: Device) -> Result<TimedOp> {
             Box::new(move || x.transpose(None))
         }
         other => {
-            return Err(crate::Error::InvalidArgument {
+            return Err(crate::error::Error::InvalidArgument {
                 op: "bench ops",
                 message: format!("no benchmark named {other:?}"),
             })

@@ -9,13 +9,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::backend::fused::{is_identity, Arg, Fused, FusedInput, Step, StepOp};
-use crate::backend::{Op, Strided};
-use crate::device::Device;
 use crate::error::Result;
+use crate::ir::fused::{is_identity, Arg, Fused, FusedInput, Step, StepOp};
+use crate::ir::{Op, Strided};
 
-use super::program::Output;
-use super::trace::{Node, NodeKind};
+use super::graph::{Node, NodeKind, Output};
 
 /// The fusion decisions for a trace.
 pub(crate) struct Plan {
@@ -24,8 +22,6 @@ pub(crate) struct Plan {
     /// For the node that runs a region (its root, or the reduction over it): the region and
     /// the nodes whose values it reads, in input order.
     pub regions: HashMap<usize, (Arc<Fused>, Vec<usize>)>,
-    /// Each node's device.
-    pub devices: Vec<Device>,
 }
 
 impl Plan {
@@ -34,7 +30,6 @@ impl Plan {
         Plan {
             absorbed: vec![false; len],
             regions: HashMap::new(),
-            devices: vec![Device::BINARY; len],
         }
     }
 }
@@ -90,7 +85,6 @@ pub(crate) fn plan(nodes: &[Node], live: &[bool], outputs: &[Output]) -> Result<
     let mut plan = Plan {
         absorbed: vec![false; nodes.len()],
         regions: HashMap::new(),
-        devices: nodes.iter().map(|n| n.device).collect(),
     };
     for n in (0..nodes.len()).rev() {
         if !live[n] || plan.absorbed[n] {
@@ -165,7 +159,7 @@ fn grow(
 fn build(
     nodes: &[Node],
     members: &[usize],
-    reduce: Option<(crate::backend::ReduceOp, Vec<usize>)>,
+    reduce: Option<(crate::ir::ReduceOp, Vec<usize>)>,
 ) -> (Fused, Vec<usize>) {
     let root = *members.last().unwrap_or(&0);
     let shape = nodes[root].shape.clone();

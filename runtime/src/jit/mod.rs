@@ -23,6 +23,7 @@
 //! and an error names the op that caused it ([`crate::Error::Jit`]).
 
 pub(crate) mod fuse;
+pub(crate) mod graph;
 pub(crate) mod program;
 mod stream;
 pub(crate) mod trace;
@@ -41,8 +42,9 @@ use crate::tensor::Tensor;
 pub use program::Stats;
 pub use stream::{stream, stream_cached, Stream};
 
-use program::{Output, Program};
-use trace::Graph;
+use graph::Graph;
+use graph::Output;
+use program::Program;
 
 /// What a jit function returns: one tensor, a pair, or any number of them.
 pub trait JitOutput: Sized + Send + 'static {
@@ -252,7 +254,7 @@ impl fmt::Display for Template {
         write!(
             f,
             "{} on {}",
-            trace::describe(self.dtype, &self.shape),
+            graph::describe(self.dtype, &self.shape),
             self.device
         )
     }
@@ -492,7 +494,7 @@ impl<O: JitOutput> Jit<O> {
                     let t: Vec<String> = c
                         .templates
                         .iter()
-                        .map(|t| trace::describe(t.dtype, &t.shape))
+                        .map(|t| graph::describe(t.dtype, &t.shape))
                         .collect();
                     format!("({})", t.join(", "))
                 })
@@ -502,11 +504,6 @@ impl<O: JitOutput> Jit<O> {
         s.push_str(&parts.join("; "));
         s.push('>');
         s
-    }
-
-    /// The notebook display (what evcxr shows when a cell ends with a compiled function).
-    pub fn evcxr_display(&self) {
-        crate::display::emit_evcxr_bundle(&[("text/plain", self.summary())]);
     }
 }
 
@@ -524,36 +521,28 @@ impl<O: JitOutput> fmt::Display for Jit<O> {
 
 /// True for a tensor that is a placeholder of a trace in progress.
 pub fn is_placeholder(t: &Tensor) -> bool {
-    t.memory()
-        .map(|m| matches!(*m, crate::memory::Memory::Traced(_)))
-        .unwrap_or(false)
+    matches!(t.value(), Ok(crate::tensor::Value::Placeholder(_)))
 }
 
-/// Runs one fused region on `device` over `inputs` (one per [`crate::backend::fused::Fused`]
+/// Runs one fused region on `device` over `inputs` (one per [`crate::ir::fused::Fused`]
 /// input, already there): how the suites check each backend's fused path against binary's
 /// step-by-step reference, with regions written out by hand.
 pub fn run_fused(
-    fused: &crate::backend::fused::Fused,
+    fused: &crate::ir::fused::Fused,
     inputs: &[Tensor],
     device: Device,
 ) -> Result<Tensor> {
     fused.validate()?;
     let shape: Vec<usize> = match &fused.reduce {
         None => fused.shape.clone(),
-        Some((_, axes)) => fused
-            .shape
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !axes.contains(i))
-            .map(|(_, &d)| d)
-            .collect(),
+        Some((_, axes)) => crate::shape::without_axes(&fused.shape, axes),
     };
     let held = inputs
         .iter()
         .map(|t| t.to_device(device)?.memory())
         .collect::<Result<Vec<_>>>()?;
     let refs: Vec<&crate::memory::Memory> = held.iter().map(|m| &**m).collect();
-    let op = crate::backend::Op::Fused(Arc::new(fused.clone()));
-    let out = crate::backend::dispatch(device, &op, &refs)?;
+    let op = crate::ir::Op::Fused(Arc::new(fused.clone()));
+    let out = crate::memory::dispatch(device, &op, &refs)?;
     Tensor::from_memory(out, shape, device)
 }

@@ -5,14 +5,15 @@
 
 use std::sync::Arc;
 
-use crate::backend::{self, Op};
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::ir::Op;
+use crate::memory::dispatch;
 use crate::memory::Memory;
 use crate::tensor::Tensor;
 
 use super::fuse;
-use super::trace::{Node, NodeKind};
+use super::graph::{Node, NodeKind, Output};
 
 /// One instruction; its result goes to slot `slot` (the node's position in the trace).
 #[derive(Debug)]
@@ -28,10 +29,9 @@ pub(crate) enum Instr {
         device: Device,
         slot: usize,
     },
-    /// A copy of `input` (on `from`) to `to`.
+    /// A copy of `input` to `to`.
     Transfer {
         input: usize,
-        from: Device,
         to: Device,
         slot: usize,
     },
@@ -54,14 +54,6 @@ impl Instr {
             _ => &[],
         }
     }
-}
-
-/// A result of the program: the slot holding it and the tensor it becomes.
-#[derive(Debug, Clone)]
-pub(crate) struct Output {
-    pub slot: usize,
-    pub shape: Vec<usize>,
-    pub device: Device,
 }
 
 /// What compilation made of a trace (for the display and the benchmark).
@@ -123,7 +115,6 @@ impl Program {
                         .ok_or(internal("a transfer without input"))?;
                     Instr::Transfer {
                         input,
-                        from: plan.devices[input],
                         to: node.device,
                         slot,
                     }
@@ -184,13 +175,11 @@ impl Program {
                         .map(|&s| get(&slots, s))
                         .collect::<Result<Vec<_>>>()?;
                     let refs: Vec<&Memory> = held.iter().map(|m| &**m).collect();
-                    Arc::new(backend::dispatch(*device, op, &refs)?)
+                    Arc::new(dispatch(*device, op, &refs)?)
                 }
-                Instr::Transfer {
-                    input, from, to, ..
-                } => {
+                Instr::Transfer { input, to, .. } => {
                     let m = get(&slots, *input)?;
-                    Arc::new(backend::for_memory(&m).copy(&m, *from, *to)?)
+                    Arc::new(m.copy_to(*to)?)
                 }
             };
             slots[instr.slot()] = Some(value);

@@ -250,11 +250,6 @@ impl Stream {
             if g.done { ", done" } else { "" }
         )
     }
-
-    /// The notebook display.
-    pub fn evcxr_display(&self) {
-        crate::display::emit_evcxr_bundle(&[("text/plain", self.summary())]);
-    }
 }
 
 impl std::fmt::Debug for Stream {

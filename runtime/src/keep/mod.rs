@@ -21,7 +21,8 @@ use crate::buffer::{Buffer, HostVec};
 use crate::contract::env;
 use crate::contract::keep::{self as socket, Kept, LineStream, Request, Value};
 use crate::device::Device;
-use crate::dtype::{DType, Element};
+use crate::dtype::DType;
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::memory::Memory;
 use crate::shape::{check_shape, numel};
@@ -335,7 +336,8 @@ pub fn restore_tensor(name: &str) -> Result<Tensor> {
     }
     let bytes = len.saturating_mul(dtype.size_in_bytes());
     let region = Region::open(fd, bytes).map_err(|e| restore_error(name, e))?;
-    let buffer = crate::with_dtype!(dtype, T => T::into_buffer(HostVec::<T>::over(region, len)));
+    let buffer =
+        crate::buffer::with_dtype!(dtype, T => T::into_buffer(HostVec::<T>::over(region, len)));
     Tensor::from_memory(Memory::Host(buffer), shape, device)
 }
 

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use tensorbook::backend::fused::{Arg, Fused, FusedInput, Step, StepOp};
-use tensorbook::backend::{BinaryOp, ReduceOp, Strided, UnaryOp};
+use tensorbook::ir::fused::{Arg, Fused, FusedInput, Step, StepOp};
+use tensorbook::ir::{BinaryOp, ReduceOp, Strided, UnaryOp};
 use tensorbook::{on, DType, Device, Tensor};
 
 use super::{random, with_nans};

@@ -6,7 +6,8 @@ use std::fmt;
 use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 
 use crate::buffer::Buffer;
-use crate::dtype::{DType, Element};
+use crate::dtype::DType;
+use crate::element::Element;
 
 /// Typed device memory.
 pub(crate) enum CudaData {

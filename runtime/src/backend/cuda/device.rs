@@ -21,7 +21,7 @@ use cudarc::nvrtc::{CompileOptions, Ptx};
 use super::kernels;
 use crate::contract::env;
 use crate::device::Device;
-use crate::dtype::Element;
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::settings;
 
@@ -47,7 +47,7 @@ pub(crate) struct CudaDevice {
 pub(crate) fn device(ordinal: usize) -> Result<&'static CudaDevice> {
     static DEVICES: OnceLock<Vec<OnceLock<std::result::Result<CudaDevice, String>>>> =
         OnceLock::new();
-    let count = super::probe().as_ref().map(|&n| n).unwrap_or(0);
+    let count = super::probe::probe().as_ref().map(|&n| n).unwrap_or(0);
     let slots = DEVICES.get_or_init(|| (0..count).map(|_| OnceLock::new()).collect());
     let d = Device::cuda(ordinal);
     let slot = slots

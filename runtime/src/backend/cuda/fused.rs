@@ -14,10 +14,10 @@ use std::fmt::Write as _;
 use cudarc::driver::DeviceRepr;
 
 use super::kernels::{self, ShapeArg, ViewArg};
-use crate::backend::fused::{is_identity, Arg, Fused, StepOp};
-use crate::backend::ReduceOp;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::ir::fused::{is_identity, Arg, Fused, StepOp};
+use crate::ir::ReduceOp;
 use crate::shape::numel;
 
 /// Inputs a generated kernel takes at most; a larger region runs step by step.
@@ -89,7 +89,7 @@ pub fn kernel(f: &Fused) -> Result<FusedKernel> {
             ),
         });
     }
-    let views: Vec<&crate::backend::Strided> = f.inputs.iter().map(|x| &x.view).collect();
+    let views: Vec<&crate::ir::Strided> = f.inputs.iter().map(|x| &x.view).collect();
     let (shape, view_args) = kernels::shape_and_views("fused", &f.shape, &views)?;
     let mut views_arg = FusedViewsArg {
         views: [ViewArg::UNUSED; MAX_INPUTS],

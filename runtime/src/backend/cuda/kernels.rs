@@ -5,9 +5,9 @@
 
 use cudarc::driver::DeviceRepr;
 
-use crate::backend::{BinaryOp, ReduceOp, Strided, UnaryOp};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::ir::{BinaryOp, ReduceOp, Strided, UnaryOp};
 
 /// The most axes a strided view may keep after merging; `kernels.cu` has the same constant.
 pub const MAX_RANK: usize = 12;

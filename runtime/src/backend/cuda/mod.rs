@@ -8,10 +8,11 @@ mod buffer;
 mod device;
 pub mod fused;
 pub mod kernels;
+mod probe;
+pub use probe::probe;
 
 use std::any::Any;
 use std::borrow::Cow;
-use std::sync::OnceLock;
 
 use cudarc::cublas::sys::cublasOperation_t;
 use cudarc::cublas::{Gemm, GemmConfig, StridedBatchedConfig};
@@ -21,76 +22,16 @@ pub use buffer::CudaBuffer;
 use buffer::{CudaData, CudaElement};
 use device::{elementwise_config, row_config, CudaDevice};
 
-use super::{ArgOp, Backend, BinaryOp, Op, ReduceOp, Strided, UnaryOp};
+use super::{route, Backend, Kernels};
+use crate::buffer::with_dtype;
 use crate::buffer::Buffer;
-use crate::device::{Device, MemoryKind};
-use crate::dtype::{DType, Element};
+use crate::device::Device;
+use crate::dtype::DType;
+use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::memory::Memory;
+use crate::ir::fused::Fused;
+use crate::ir::{ArgOp, BinaryOp, MatmulDims, Op, ReduceOp, Strided, UnaryOp};
 use crate::shape::{numel, strides};
-use crate::with_dtype;
-
-/// The oldest driver API the backend accepts (CUDA 12.0); cudarc's bindings are for 12.8 and
-/// the calls used here all exist since 12.0.
-const MIN_DRIVER_VERSION: i32 = 12000;
-
-/// Whether cuda can be used here: the number of devices, or why not. Checked once per process
-/// (per notebook cell: each has its own copy), before anything that would panic in cudarc when
-/// a library is missing.
-pub fn probe() -> &'static std::result::Result<usize, String> {
-    static STATUS: OnceLock<std::result::Result<usize, String>> = OnceLock::new();
-    STATUS.get_or_init(|| {
-        // cudarc panics when a symbol is missing from a library it did load; a probe must not.
-        std::panic::catch_unwind(probe_now)
-            .unwrap_or_else(|_| Err("the CUDA libraries found here could not be used".into()))
-    })
-}
-
-fn probe_now() -> std::result::Result<usize, String> {
-    // SAFETY: these only try to dlopen the libraries by name.
-    let (driver, blas, nvrtc) = unsafe {
-        (
-            cudarc::driver::sys::is_culib_present(),
-            cudarc::cublas::sys::is_culib_present(),
-            cudarc::nvrtc::sys::is_culib_present(),
-        )
-    };
-    if !driver {
-        return Err("no NVIDIA driver: libcuda.so could not be loaded".into());
-    }
-    if !blas {
-        return Err(
-            "the NVIDIA driver is installed but cuBLAS (libcublas.so.12) is not found; \
-                    install the CUDA 12 runtime libraries or add them to LD_LIBRARY_PATH"
-                .into(),
-        );
-    }
-    if !nvrtc {
-        return Err(
-            "the NVIDIA driver is installed but NVRTC (libnvrtc.so.12) is not found; \
-                    install the CUDA 12 runtime libraries or add them to LD_LIBRARY_PATH"
-                .into(),
-        );
-    }
-    cudarc::driver::result::init().map_err(|e| format!("the CUDA driver did not start: {e}"))?;
-    let mut version = 0;
-    // SAFETY: a plain query into a valid local.
-    unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut version) }
-        .result()
-        .map_err(|e| format!("the CUDA driver's version is unknown: {e}"))?;
-    if version < MIN_DRIVER_VERSION {
-        return Err(format!(
-            "the NVIDIA driver supports CUDA {}.{}; tensorbook needs 12.0 or newer",
-            version / 1000,
-            version % 1000 / 10
-        ));
-    }
-    match cudarc::driver::CudaContext::device_count() {
-        Ok(n) if n > 0 => Ok(n as usize),
-        Ok(_) => Err("the NVIDIA driver reports no GPU".into()),
-        Err(e) => Err(format!("the NVIDIA driver reports no GPU: {e}")),
-    }
-}
 
 /// Compiles every kernel with NVRTC for `arch` (e.g. `compute_90`; `None`: NVRTC's default)
 /// and returns the PTX. This needs only libnvrtc, not a GPU, so the kernels' source is checked
@@ -140,7 +81,7 @@ pub(crate) fn download(buffer: &CudaBuffer) -> Result<Buffer> {
     let dev = device::device(buffer.ordinal)?;
     with_dtype!(buffer.dtype(), T => {
         let slice = T::slice(&buffer.data).ok_or_else(|| internal("download"))?;
-        let mut host = crate::buffer::try_alloc(buffer.len, T::ZERO, &[buffer.len])?;
+        let mut host = crate::allocate::try_alloc(buffer.len, T::ZERO, &[buffer.len])?;
         if !host.is_empty() {
             dev.stream
                 .memcpy_dtoh(&slice.slice(..buffer.len), &mut host[..])
@@ -169,20 +110,6 @@ fn internal(op: &'static str) -> Error {
     }
 }
 
-fn cuda_of<'a>(op: &'static str, m: &'a Memory) -> Result<&'a CudaBuffer> {
-    match m {
-        Memory::Cuda(c) => Ok(c),
-        other => Err(Error::Placement {
-            op,
-            device: match other.kind() {
-                MemoryKind::Cuda(id) => Device::cuda(id),
-                _ => Device::cuda(0),
-            },
-            found: other.kind().to_string(),
-        }),
-    }
-}
-
 fn typed<'a, T: CudaElement>(op: &'static str, b: &'a CudaBuffer) -> Result<&'a CudaSlice<T>> {
     T::slice(&b.data).ok_or_else(|| super::dtype_mix(op, T::DTYPE, b.dtype()))
 }
@@ -201,8 +128,8 @@ macro_rules! launch {
     }};
 }
 
-fn out(ordinal: usize, len: usize, data: CudaData) -> Memory {
-    Memory::Cuda(CudaBuffer { ordinal, len, data })
+fn out(ordinal: usize, len: usize, data: CudaData) -> CudaBuffer {
+    CudaBuffer { ordinal, len, data }
 }
 
 impl CudaBackend {
@@ -267,11 +194,17 @@ impl CudaBackend {
         &self,
         dev: &CudaDevice,
         a: &CudaSlice<T>,
-        sa: usize,
         b: &CudaSlice<T>,
-        sb: usize,
-        [batch, m, k, n]: [usize; 4],
+        d: MatmulDims,
     ) -> Result<CudaSlice<T>> {
+        let MatmulDims {
+            lhs_batch_stride: sa,
+            rhs_batch_stride: sb,
+            batch,
+            m,
+            k,
+            n,
+        } = d;
         let shape = [batch, m, n];
         let total = batch * m * n;
         if total == 0 {
@@ -375,38 +308,42 @@ impl<T: CudaElement> From<CudaSlice<T>> for CudaData {
 }
 
 impl Backend for CudaBackend {
-    fn execute(&self, _device: Device, op: &Op, inputs: &[&Memory]) -> Result<Memory> {
-        // `dispatch` checked that every input is memory of this device.
-        route_op!(self, op, inputs)
+    type Buffer = CudaBuffer;
+
+    fn execute(&self, _device: Device, op: &Op, inputs: &[&CudaBuffer]) -> Result<CudaBuffer> {
+        // `memory::dispatch` checked that every input is memory of this device.
+        route(self, op, inputs)
     }
 
-    fn upload(&self, device: Device, buffer: Buffer) -> Result<Memory> {
-        Ok(Memory::Cuda(upload(&buffer, &[buffer.len()], device.id)?))
+    fn upload(&self, device: Device, buffer: Buffer) -> Result<CudaBuffer> {
+        upload(&buffer, &[buffer.len()], device.id)
     }
 
-    fn download<'a>(&self, memory: &'a Memory) -> Result<Cow<'a, Buffer>> {
-        Ok(Cow::Owned(download(cuda_of("download", memory)?)?))
+    fn download<'a>(&self, memory: &'a CudaBuffer) -> Result<Cow<'a, Buffer>> {
+        Ok(Cow::Owned(download(memory)?))
     }
 
-    fn gather(&self, memory: &Memory, indices: &[usize]) -> Result<Buffer> {
-        gather(cuda_of("gather", memory)?, indices)
+    fn gather(&self, memory: &CudaBuffer, indices: &[usize]) -> Result<Buffer> {
+        gather(memory, indices)
     }
 
-    fn sync(&self, memory: &Memory) -> Result<()> {
-        sync(cuda_of("sync", memory)?)
+    fn sync(&self, memory: &CudaBuffer) -> Result<()> {
+        sync(memory)
     }
 }
 
 /// The op set on device memory, one method per [`Op`] variant.
-impl CudaBackend {
+impl Kernels for CudaBackend {
+    type Buffer = CudaBuffer;
+
     fn binary(
         &self,
         op: BinaryOp,
-        lhs: (&Memory, &Strided),
-        rhs: (&Memory, &Strided),
+        lhs: (&CudaBuffer, &Strided),
+        rhs: (&CudaBuffer, &Strided),
         out_shape: &[usize],
-    ) -> Result<Memory> {
-        let (a, b) = (cuda_of(op.name(), lhs.0)?, cuda_of(op.name(), rhs.0)?);
+    ) -> Result<CudaBuffer> {
+        let (a, b) = (lhs.0, rhs.0);
         let dev = device::device(a.ordinal)?;
         let n = numel(out_shape);
         let contiguous = i32::from(
@@ -434,8 +371,7 @@ impl CudaBackend {
         Ok(out(a.ordinal, n, data))
     }
 
-    fn unary(&self, op: UnaryOp, x: &Memory) -> Result<Memory> {
-        let x = cuda_of(op.name(), x)?;
+    fn unary(&self, op: UnaryOp, x: &CudaBuffer) -> Result<CudaBuffer> {
         let dev = device::device(x.ordinal)?;
         let name = kernels::unary_name(op, x.dtype()).ok_or(Error::UnsupportedDType {
             op: op.name(),
@@ -454,8 +390,7 @@ impl CudaBackend {
         Ok(out(x.ordinal, n, data))
     }
 
-    fn cast(&self, x: &Memory, to: DType) -> Result<Memory> {
-        let x = cuda_of("as_type", x)?;
+    fn cast(&self, x: &CudaBuffer, to: DType) -> Result<CudaBuffer> {
         let dev = device::device(x.ordinal)?;
         let name = kernels::cast_name(x.dtype(), to);
         let n = x.len();
@@ -473,8 +408,13 @@ impl CudaBackend {
         Ok(out(x.ordinal, n, data))
     }
 
-    fn reduce(&self, op: ReduceOp, x: &Memory, shape: &[usize], axes: &[usize]) -> Result<Memory> {
-        let x = cuda_of("reduce", x)?;
+    fn reduce(
+        &self,
+        op: ReduceOp,
+        x: &CudaBuffer,
+        shape: &[usize],
+        axes: &[usize],
+    ) -> Result<CudaBuffer> {
         let dev = device::device(x.ordinal)?;
         let kept: Vec<usize> = (0..shape.len()).filter(|a| !axes.contains(a)).collect();
         let rows: usize = kept.iter().map(|&a| shape[a]).product();
@@ -512,8 +452,13 @@ impl CudaBackend {
         Ok(out(x.ordinal, rows, data))
     }
 
-    fn arg_reduce(&self, op: ArgOp, x: &Memory, shape: &[usize], axis: usize) -> Result<Memory> {
-        let x = cuda_of("argmax", x)?;
+    fn arg_reduce(
+        &self,
+        op: ArgOp,
+        x: &CudaBuffer,
+        shape: &[usize],
+        axis: usize,
+    ) -> Result<CudaBuffer> {
         let dev = device::device(x.ordinal)?;
         let outer: usize = shape[..axis].iter().product();
         let len = shape[axis];
@@ -533,35 +478,21 @@ impl CudaBackend {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn matmul(
-        &self,
-        lhs: &Memory,
-        lhs_batch_stride: usize,
-        rhs: &Memory,
-        rhs_batch_stride: usize,
-        batch: usize,
-        m: usize,
-        k: usize,
-        n: usize,
-    ) -> Result<Memory> {
-        let (a, b) = (cuda_of("dot", lhs)?, cuda_of("dot", rhs)?);
+    fn matmul(&self, a: &CudaBuffer, b: &CudaBuffer, d: MatmulDims) -> Result<CudaBuffer> {
         let dev = device::device(a.ordinal)?;
         let data = with_dtype!(a.dtype(), T => {
             let (x, y) = (typed::<T>("dot", a)?, typed::<T>("dot", b)?);
-            CudaData::from(self.matmul_typed(
-                dev,
-                x,
-                lhs_batch_stride,
-                y,
-                rhs_batch_stride,
-                [batch, m, k, n],
-            )?)
+            CudaData::from(self.matmul_typed(dev, x, y, d)?)
         });
-        Ok(out(a.ordinal, batch * m * n, data))
+        Ok(out(a.ordinal, d.batch * d.m * d.n, data))
     }
 
-    fn copy_strided(&self, x: &Memory, view: &Strided, out_shape: &[usize]) -> Result<Memory> {
-        let x = cuda_of("copy", x)?;
+    fn copy_strided(
+        &self,
+        x: &CudaBuffer,
+        view: &Strided,
+        out_shape: &[usize],
+    ) -> Result<CudaBuffer> {
         let dev = device::device(x.ordinal)?;
         let data = with_dtype!(x.dtype(), T => {
             let src = typed::<T>("copy", x)?;
@@ -570,8 +501,13 @@ impl CudaBackend {
         Ok(out(x.ordinal, numel(out_shape), data))
     }
 
-    fn take(&self, x: &Memory, shape: &[usize], indices: &[usize], axis: usize) -> Result<Memory> {
-        let x = cuda_of("take", x)?;
+    fn take(
+        &self,
+        x: &CudaBuffer,
+        shape: &[usize],
+        indices: &[usize],
+        axis: usize,
+    ) -> Result<CudaBuffer> {
         let dev = device::device(x.ordinal)?;
         let outer: usize = shape[..axis].iter().product();
         let inner: usize = shape[axis + 1..].iter().product();
@@ -582,12 +518,12 @@ impl CudaBackend {
         Ok(out(x.ordinal, outer * indices.len() * inner, data))
     }
 
-    fn concatenate(&self, parts: &[(&Memory, &[usize])], axis: usize) -> Result<Memory> {
+    fn concatenate(&self, parts: &[(&CudaBuffer, &[usize])], axis: usize) -> Result<CudaBuffer> {
         let first = parts.first().ok_or(Error::InvalidArgument {
             op: "concatenate",
             message: "nothing to concatenate".into(),
         })?;
-        let first_buffer = cuda_of("concatenate", first.0)?;
+        let first_buffer = first.0;
         let dev = device::device(first_buffer.ordinal)?;
         let mut out_shape = first.1.to_vec();
         out_shape[axis] = parts.iter().map(|p| p.1[axis]).sum();
@@ -599,7 +535,7 @@ impl CudaBackend {
             let name = kernels::named("place_rows", T::DTYPE);
             let mut offset = 0u64;
             for (memory, shape) in parts {
-                let src = typed::<T>("concatenate", cuda_of("concatenate", memory)?)?;
+                let src = typed::<T>("concatenate", memory)?;
                 let n = numel(shape);
                 let part_row = (shape[axis] * inner) as u64;
                 let nn = n as u64;
@@ -615,13 +551,13 @@ impl CudaBackend {
 
     fn put_slice(
         &self,
-        x: &Memory,
+        x: &CudaBuffer,
         shape: &[usize],
-        update: &Memory,
+        update: &CudaBuffer,
         update_shape: &[usize],
         start: &[usize],
-    ) -> Result<Memory> {
-        let (x, u) = (cuda_of("put_slice", x)?, cuda_of("put_slice", update)?);
+    ) -> Result<CudaBuffer> {
+        let u = update;
         let dev = device::device(x.ordinal)?;
         let dst_strides = strides(shape);
         let view = Strided {
@@ -651,21 +587,20 @@ impl CudaBackend {
 
     /// A fused region as one generated kernel (`fused.rs`); a region that does not fit one
     /// runs step by step with the kernels above.
-    fn fused(&self, f: &super::fused::Fused, given: &[&Memory]) -> Result<Memory> {
+    fn fused(&self, f: &Fused, given: &[&CudaBuffer]) -> Result<CudaBuffer> {
         let ordinal = match given.first() {
-            Some(m) => cuda_of("fused", m)?.ordinal,
+            Some(m) => m.ordinal,
             None => 0,
         };
         let device = Device::cuda(ordinal);
         let Ok(kernel) = fused::kernel(f) else {
-            return super::fused::run_stepwise(f, given, |op, ins| self.execute(device, op, ins));
+            return crate::ir::fused::run_stepwise(f, given, |op, ins| {
+                self.execute(device, op, ins)
+            });
         };
         let dev = device::device(ordinal)?;
         let func = dev.generated(&kernel.name, &kernel.source)?;
-        let buffers = given
-            .iter()
-            .map(|m| cuda_of("fused", m))
-            .collect::<Result<Vec<_>>>()?;
+        let buffers = given;
         let mut inputs = fused::FusedInputsArg {
             pointers: [0; fused::MAX_INPUTS],
         };

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use libloading::Library;
 
-use crate::dtype::Element;
+use crate::element::Element;
 use crate::settings::{self, HostBlas};
 
 /// CBLAS's row-major layout and no-transpose flags.
@@ -101,7 +101,7 @@ pub(super) fn system_blas() -> Option<&'static Blas> {
 /// The name of the BLAS host's large products go through, or `None` when they go through
 /// host's own packed GEMM or the `gemm` crate.
 pub fn library_name() -> Option<&'static str> {
-    if super::packed_gemm_chosen() {
+    if packed_gemm_chosen() {
         return None;
     }
     blas().map(|b| b.name.as_str())
@@ -156,5 +156,18 @@ impl Blas {
             );
         }
         true
+    }
+}
+
+/// Whether host's large products go through its own packed GEMM: the default where the CPU
+/// has AVX2 and FMA, unless `TENSORBOOK_BLAS` names a library or `none`.
+pub(super) fn packed_gemm_chosen() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        *choice() == crate::settings::HostBlas::Default && super::packed_gemm::available()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
     }
 }

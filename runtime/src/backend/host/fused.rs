@@ -12,15 +12,19 @@ use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
-use super::{fold, stream, vmath, MIN_PER_TASK};
-use crate::backend::fused::{is_identity, Arg, Fused, StepOp};
-use crate::backend::{BinaryOp, ReduceOp, UnaryOp};
-use crate::buffer::{try_alloc, Buffer};
-use crate::dtype::{DType, Element};
+use super::parallel::{par_write, MIN_PER_TASK};
+use super::reduce::{self, fold};
+use super::{stream, vmath};
+use crate::allocate::try_alloc;
+use crate::buffer::with_dtype;
+use crate::buffer::Buffer;
+use crate::dtype::DType;
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::host_vec::HostVec;
+use crate::ir::fused::{is_identity, Arg, Fused, StepOp};
+use crate::ir::{BinaryOp, ReduceOp, UnaryOp};
 use crate::shape::{numel, unravel};
-use crate::with_dtype;
 
 /// Positions per block: 1024 f32 (4 KiB) per step keeps a five-step region in L1 and L2.
 const BLOCK: usize = 4096;
@@ -380,14 +384,14 @@ fn unary_f32(op: UnaryOp, x: Src<'_, f32>, out: &mut [f32]) -> Result<()> {
 /// Reads positions `start..start + len` of the region through `view` into `s`.
 fn gather(
     buffer: &Buffer,
-    view: &crate::backend::Strided,
+    view: &crate::ir::Strided,
     shape: &[usize],
     start: usize,
     len: usize,
     s: &mut Scratch,
     coords: &mut [usize],
 ) -> Result<()> {
-    crate::with_buffer!(buffer, v => {
+    crate::buffer::with_buffer!(buffer, v => {
         let out = <_ as Lane>::of_mut(s)?;
         gather_typed(v, view, shape, start, &mut out[..len], coords);
         Ok(())
@@ -396,7 +400,7 @@ fn gather(
 
 fn gather_typed<T: Copy>(
     v: &[T],
-    view: &crate::backend::Strided,
+    view: &crate::ir::Strided,
     shape: &[usize],
     start: usize,
     out: &mut [T],
@@ -496,7 +500,7 @@ pub(super) fn run(f: &Fused, inputs: &[&Buffer]) -> Result<Buffer> {
                 // Another axis order: the region once into memory, then the usual reduction.
                 let full =
                     with_dtype!(f.out_dtype(), U => U::into_buffer(fill::<U>(f, inputs, &reads)?));
-                super::HostBackend.reduce(*op, &full, &f.shape, axes)
+                reduce::reduce(*op, &full, &f.shape, axes)
             }
         }
     }
@@ -510,7 +514,7 @@ fn fill<U: LaneDest>(f: &Fused, inputs: &[&Buffer], reads: &[Read]) -> Result<Ho
     // SAFETY: every task writes every slot it is given (a failed block is zero-filled and the
     // error returned instead of the vector).
     let out = unsafe {
-        super::par_write(
+        par_write(
             n,
             &f.shape,
             MIN_PER_TASK,

@@ -5,9 +5,9 @@
 
 use rayon::prelude::*;
 
-use super::MIN_PER_TASK;
-use crate::buffer::try_alloc;
-use crate::dtype::Element;
+use super::parallel::MIN_PER_TASK;
+use crate::allocate::try_alloc;
+use crate::element::Element;
 use crate::error::Result;
 
 /// Widest output handled here.

@@ -8,8 +8,8 @@
 
 use std::mem::MaybeUninit;
 
-use super::MIN_PER_TASK;
-use crate::dtype::Element;
+use super::parallel::{par_write, MIN_PER_TASK};
+use crate::element::Element;
 use crate::error::Result;
 use crate::host_vec::HostVec;
 
@@ -36,7 +36,7 @@ pub(super) fn par_fill<U: Element>(
     // SAFETY: `write_streaming` writes every element of each block of the task's slots, and
     // `fence` makes the streamed stores visible before the task joins.
     unsafe {
-        super::par_write(len, shape, MIN_PER_TASK, |base, dst| {
+        par_write(len, shape, MIN_PER_TASK, |base, dst| {
             let mut scratch = vec![U::ZERO; per_block];
             for (b, dst) in dst.chunks_mut(per_block).enumerate() {
                 let block = &mut scratch[..dst.len()];

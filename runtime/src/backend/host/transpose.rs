@@ -9,11 +9,11 @@ use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
-use crate::backend::Strided;
-use crate::buffer::try_reserve;
-use crate::dtype::Element;
+use crate::allocate::try_reserve;
+use crate::element::Element;
 use crate::error::Result;
 use crate::host_vec::HostVec;
+use crate::ir::Strided;
 use crate::shape::{numel, unravel};
 
 /// Output rows per task: each source line run read is this long (512 B of f32), long

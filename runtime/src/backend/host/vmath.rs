@@ -29,9 +29,9 @@
 
 use std::mem::MaybeUninit;
 
-use super::MIN_PER_TASK;
-use crate::backend::UnaryOp;
+use super::parallel::{par_write, MIN_PER_TASK};
 use crate::error::Result;
+use crate::ir::UnaryOp;
 
 /// 1.5 · 2^23: adding it to a float of magnitude below 2^22 rounds to an integer, which then
 /// sits in the low mantissa bits.
@@ -159,20 +159,20 @@ macro_rules! vmath_loops {
             use super::*;
 
             #[target_feature(enable = $features)]
-            pub unsafe fn exp(inp: &[f32], out: &mut [MaybeUninit<f32>]) {
-                lanes(super::exp, inp, out)
+            pub unsafe fn exp_lanes(inp: &[f32], out: &mut [MaybeUninit<f32>]) {
+                lanes(exp, inp, out)
             }
             #[target_feature(enable = $features)]
-            pub unsafe fn log(inp: &[f32], out: &mut [MaybeUninit<f32>]) {
-                lanes(super::log, inp, out)
+            pub unsafe fn log_lanes(inp: &[f32], out: &mut [MaybeUninit<f32>]) {
+                lanes(log, inp, out)
             }
             #[target_feature(enable = $features)]
-            pub unsafe fn tanh(inp: &[f32], out: &mut [MaybeUninit<f32>]) {
-                lanes(super::tanh, inp, out)
+            pub unsafe fn tanh_lanes(inp: &[f32], out: &mut [MaybeUninit<f32>]) {
+                lanes(tanh, inp, out)
             }
             #[target_feature(enable = $features)]
-            pub unsafe fn sigmoid(inp: &[f32], out: &mut [MaybeUninit<f32>]) {
-                lanes(super::sigmoid, inp, out)
+            pub unsafe fn sigmoid_lanes(inp: &[f32], out: &mut [MaybeUninit<f32>]) {
+                lanes(sigmoid, inp, out)
             }
 
             /// This build's loop for `op`.
@@ -182,10 +182,10 @@ macro_rules! vmath_loops {
             pub unsafe fn pick(op: UnaryOp) -> Option<Kernel> {
                 // SAFETY (each closure): the caller checked the features.
                 match op {
-                    UnaryOp::Exp => Some(|i, o| unsafe { exp(i, o) }),
-                    UnaryOp::Log => Some(|i, o| unsafe { log(i, o) }),
-                    UnaryOp::Tanh => Some(|i, o| unsafe { tanh(i, o) }),
-                    UnaryOp::Sigmoid => Some(|i, o| unsafe { sigmoid(i, o) }),
+                    UnaryOp::Exp => Some(|i, o| unsafe { exp_lanes(i, o) }),
+                    UnaryOp::Log => Some(|i, o| unsafe { log_lanes(i, o) }),
+                    UnaryOp::Tanh => Some(|i, o| unsafe { tanh_lanes(i, o) }),
+                    UnaryOp::Sigmoid => Some(|i, o| unsafe { sigmoid_lanes(i, o) }),
                     _ => None,
                 }
             }
@@ -249,7 +249,7 @@ pub(super) fn unary(op: UnaryOp, v: &[f32]) -> Option<Result<crate::host_vec::Ho
     }
     // SAFETY: `lanes` writes one result per input, and each task gets as many inputs as slots.
     Some(unsafe {
-        super::par_write(v.len(), &[v.len()], MIN_PER_TASK, |start, slots| {
+        par_write(v.len(), &[v.len()], MIN_PER_TASK, |start, slots| {
             f(&v[start..start + slots.len()], slots)
         })
     })
@@ -279,10 +279,10 @@ mod tests {
         }
         type Loop = unsafe fn(&[f32], &mut [MaybeUninit<f32>]);
         let ops: [(&str, Loop, Loop); 4] = [
-            ("exp", avx2::exp, avx512::exp),
-            ("log", avx2::log, avx512::log),
-            ("tanh", avx2::tanh, avx512::tanh),
-            ("sigmoid", avx2::sigmoid, avx512::sigmoid),
+            ("exp", avx2::exp_lanes, avx512::exp_lanes),
+            ("log", avx2::log_lanes, avx512::log_lanes),
+            ("tanh", avx2::tanh_lanes, avx512::tanh_lanes),
+            ("sigmoid", avx2::sigmoid_lanes, avx512::sigmoid_lanes),
         ];
         const BATCH: u64 = 1 << 20;
         let total = (1u64 << 32) / STRIDE as u64;

@@ -20,7 +20,7 @@ use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
-use crate::dtype::Element;
+use crate::element::Element;
 pub use kernel::Kernel;
 use kernel::MR;
 

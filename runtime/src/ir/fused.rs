@@ -6,10 +6,10 @@
 //!
 //! `jit` builds these from traced graphs (`crate::jit::fuse`); nothing else does.
 
-use crate::backend::{BinaryOp, Op, ReduceOp, Strided, UnaryOp};
+use super::{BinaryOp, Op, ReduceOp, Strided, UnaryOp};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::shape::{numel, strides};
+use crate::shape::{numel, strides, without_axes};
 
 /// How one input of a fused region is read over the region's shape.
 #[derive(Clone, Debug, PartialEq)]
@@ -75,15 +75,7 @@ impl Fused {
     pub fn out_len(&self) -> usize {
         match &self.reduce {
             None => numel(&self.shape),
-            Some((_, axes)) => numel(
-                &self
-                    .shape
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| !axes.contains(i))
-                    .map(|(_, &d)| d)
-                    .collect::<Vec<_>>(),
-            ),
+            Some((_, axes)) => numel(&without_axes(&self.shape, axes)),
         }
     }
 

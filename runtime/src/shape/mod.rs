@@ -11,6 +11,9 @@
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 
+pub mod format;
+pub use self::format::fmt_shape;
+
 /// The highest rank a tensor may have (numpy's limit too). Deep enough for any real tensor, and
 /// it bounds the recursion of the display and the size of per-axis bookkeeping.
 pub const MAX_RANK: usize = 64;
@@ -47,17 +50,22 @@ pub fn check_shape(op: &'static str, shape: &[usize], dtype: DType) -> Result<()
     }
 }
 
-/// Formats a shape as Nx does: `[2][3]`; a scalar has no brackets.
-pub fn fmt_shape(shape: &[usize]) -> String {
-    shape.iter().map(|d| format!("[{d}]")).collect()
-}
-
 /// Number of elements (1 for a scalar); saturates rather than wrapping (see the module docs).
 pub fn numel(shape: &[usize]) -> usize {
     if shape.contains(&0) {
         return 0;
     }
     shape.iter().fold(1usize, |acc, &d| acc.saturating_mul(d))
+}
+
+/// The shape left when `axes` are taken out (a reduction's result, or one index of `take`).
+pub fn without_axes(shape: &[usize], axes: &[usize]) -> Vec<usize> {
+    shape
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !axes.contains(i))
+        .map(|(_, &d)| d)
+        .collect()
 }
 
 /// Row-major strides in elements; saturating like [`numel`].

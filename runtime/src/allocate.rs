@@ -1,0 +1,139 @@
+//! Host allocation: every host buffer a tensor gets is reserved here, against the memory
+//! limit ([`crate::host_memory`]) and the pool of freed buffers ([`crate::buffer_pool`]), so that
+//! running out of memory is an `Error::Allocation` naming the request, never an abort.
+
+use crate::buffer::with_buffer;
+use crate::buffer::with_dtype;
+use crate::buffer::{Buffer, HostVec};
+use crate::dtype::DType;
+use crate::element::Element;
+use crate::error::{Error, Result};
+
+/// Reserves room for `len` elements (length 0) without aborting when memory runs out: an
+/// impossible size, or one above what this machine can give (see [`crate::host_memory`]),
+/// comes back as `Error::Allocation` naming the request, before any page is touched. Callers
+/// that fill the vector in parallel use this directly, so the first touch of each page happens
+/// in parallel.
+pub fn try_reserve<T: Element>(len: usize, shape: &[usize]) -> Result<HostVec<T>> {
+    let refused = |reason: String| Error::Allocation {
+        shape: shape.to_vec(),
+        dtype: T::DTYPE,
+        bytes: (len as u128) * (T::DTYPE.size_in_bytes() as u128),
+        reason,
+    };
+    let bytes = len
+        .checked_mul(T::DTYPE.size_in_bytes())
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(|| refused("larger than any address space".into()))?;
+    if let Some(v) = crate::buffer_pool::take::<T>(len) {
+        return Ok(v);
+    }
+    if crate::host_memory::admit(bytes).is_err() {
+        // Kept buffers count as used memory; give them back before refusing.
+        crate::buffer_pool::release();
+        crate::host_memory::admit(bytes).map_err(refused)?;
+    }
+    if bytes >= crate::shared_memory::FROM_BYTES && crate::settings::shared_host_memory() {
+        // Out of descriptors (or memfd refused): heap memory still computes; keeping the
+        // tensor through a restart then costs one copy.
+        if let Ok(v) = HostVec::shared(len) {
+            return Ok(v);
+        }
+    }
+    let mut v: Vec<T> = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|e| refused(format!("the system refused it ({e})")))?;
+    huge_pages::advise(v.as_mut_ptr().cast(), bytes);
+    Ok(HostVec::from(v))
+}
+
+/// Transparent huge pages for large buffers. A fresh buffer is paged in as it is first
+/// written; in 4 KiB pages a 40 MB output takes ten thousand page faults, which cost an
+/// elementwise op on ten million elements more than its arithmetic. Where the system leaves
+/// huge pages to the program (`madvise` mode, Linux's default), asking for them before the
+/// first touch makes that about twenty 2 MiB faults.
+mod huge_pages {
+    /// Buffers from this size on are advised (smaller ones hold few whole huge pages).
+    const FROM: usize = 8 << 20;
+    const PAGE: usize = 4096;
+
+    #[cfg(target_os = "linux")]
+    pub fn advise(ptr: *mut u8, bytes: usize) {
+        const MADV_HUGEPAGE: std::ffi::c_int = 14;
+        extern "C" {
+            fn madvise(
+                addr: *mut std::ffi::c_void,
+                len: usize,
+                advice: std::ffi::c_int,
+            ) -> std::ffi::c_int;
+        }
+        if bytes < FROM {
+            return;
+        }
+        // madvise wants a page-aligned start; the allocation's first partial page is left as
+        // it is.
+        let address = ptr as usize;
+        let (Some(start), Some(end)) = (
+            address.checked_next_multiple_of(PAGE),
+            address.checked_add(bytes).map(|end| end & !(PAGE - 1)),
+        ) else {
+            return;
+        };
+        if end > start {
+            // SAFETY: the range lies inside an allocation this thread owns and has not touched;
+            // MADV_HUGEPAGE is advice about how to back it, it changes no contents and no
+            // mapping, and a refusal (THP off) only returns an error, which is ignored.
+            unsafe { madvise(start as *mut std::ffi::c_void, end - start, MADV_HUGEPAGE) };
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub fn advise(_ptr: *mut u8, _bytes: usize) {}
+}
+
+/// Allocates a vector of `len` copies of `fill`, with the same errors as [`try_reserve`].
+pub fn try_alloc<T: Element>(len: usize, fill: T, shape: &[usize]) -> Result<HostVec<T>> {
+    let mut v = try_reserve(len, shape)?;
+    v.resize(len, fill);
+    Ok(v)
+}
+
+/// The number of elements of a shape after [`crate::shape::check_shape`], or its error.
+pub fn checked_len(shape: &[usize], dtype: DType) -> Result<usize> {
+    crate::shape::check_shape("create", shape, dtype)?;
+    Ok(crate::shape::numel(shape))
+}
+
+impl Buffer {
+    /// A buffer of `len` copies of `value` (converted from f64) of the given dtype.
+    pub fn filled(dtype: DType, len: usize, value: f64, shape: &[usize]) -> Result<Buffer> {
+        with_dtype!(dtype, T => Ok(T::into_buffer(try_alloc(len, T::from_f64(value), shape)?)))
+    }
+
+    /// A new buffer holding the elements at `indices`, in that order: the display reads only
+    /// what it prints through this. An index past the end is an error, not a panic.
+    pub fn gather(&self, indices: &[usize]) -> Result<Buffer> {
+        let len = self.len();
+        if let Some(&bad) = indices.iter().find(|&&i| i >= len) {
+            return Err(Error::InvalidArgument {
+                op: "gather",
+                message: format!("index {bad} is past the end of {len} elements"),
+            });
+        }
+        with_buffer!(self, v => {
+            let mut out = try_reserve(indices.len(), &[indices.len()])?;
+            out.extend(indices.iter().map(|&i| v[i]));
+            Ok(Element::into_buffer(out))
+        })
+    }
+
+    /// A copy, allocated with the same checks as [`try_reserve`] (a plain `clone` aborts the
+    /// process when memory runs out).
+    pub fn try_clone(&self) -> Result<Buffer> {
+        with_buffer!(self, v => {
+            let mut out = try_reserve(v.len(), &[v.len()])?;
+            out.extend_from_slice(v);
+            Ok(Element::into_buffer(out))
+        })
+    }
+}

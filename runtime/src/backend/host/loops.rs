@@ -1,0 +1,189 @@
+//! The loops every host kernel family shares: how much work a task gets, parallel writes into
+//! reserved capacity (each page first touched by the core that computes it), row-wise walks of
+//! strided views, and the elementwise map and zip built on them.
+
+use rayon::prelude::*;
+
+use crate::allocate::try_alloc;
+use crate::buffer::Buffer;
+use crate::element::Element;
+use crate::error::Result;
+use crate::host_vec::HostVec;
+use crate::ir::Strided;
+use crate::shape::{numel, strides, unravel};
+
+pub(super) use super::parallel::{par_write, MIN_PER_TASK};
+use super::{stream, transpose};
+
+/// Offset of the first element of output row `row` (a row is the last axis) in a strided view.
+pub(super) fn row_base(
+    row: usize,
+    out_shape: &[usize],
+    view: &Strided,
+    coords: &mut [usize],
+) -> usize {
+    let outer = &out_shape[..out_shape.len().saturating_sub(1)];
+    unravel(row, outer, &mut coords[..outer.len()]);
+    view.offset
+        + coords[..outer.len()]
+            .iter()
+            .zip(&view.strides)
+            .map(|(c, s)| c * s)
+            .sum::<usize>()
+}
+
+pub(super) fn inner_len(shape: &[usize]) -> usize {
+    shape.last().copied().unwrap_or(1)
+}
+
+/// Allocates the output and fills it row by row, in parallel over blocks of rows.
+pub(super) fn fill_rows<T: Element>(
+    out_shape: &[usize],
+    f: impl Fn(usize, &mut [T], &mut [usize]) + Sync,
+) -> Result<HostVec<T>> {
+    let n = numel(out_shape);
+    let mut out = try_alloc(n, T::ZERO, out_shape)?;
+    let inner = inner_len(out_shape);
+    if n == 0 || inner == 0 {
+        return Ok(out);
+    }
+    let rows_per_task = (MIN_PER_TASK / inner).max(1);
+    out.par_chunks_mut(rows_per_task * inner)
+        .enumerate()
+        .for_each(|(task, block)| {
+            let mut coords = vec![0; out_shape.len()];
+            for (r, row) in block.chunks_mut(inner).enumerate() {
+                f(task * rows_per_task + r, row, &mut coords);
+            }
+        });
+    Ok(out)
+}
+
+/// Parallel map over a contiguous slice.
+pub(super) fn map<T: Element, U: Element>(
+    v: &[T],
+    f: impl Fn(T) -> U + Sync,
+) -> Result<HostVec<U>> {
+    if stream::worth_streaming::<U>(v.len()) {
+        return stream::par_fill(v.len(), &[v.len()], |start, block: &mut [U]| {
+            for (o, &x) in block.iter_mut().zip(&v[start..]) {
+                *o = f(x);
+            }
+        });
+    }
+    // Reserved, not zeroed: the parallel writes are the first touch of each page.
+    // SAFETY: each task writes every slot it is given.
+    unsafe {
+        par_write(v.len(), &[v.len()], MIN_PER_TASK, |start, slots| {
+            for (o, &x) in slots.iter_mut().zip(&v[start..]) {
+                o.write(f(x));
+            }
+        })
+    }
+}
+
+pub(super) fn is_contiguous(view: &Strided, shape: &[usize]) -> bool {
+    view.offset == 0
+        && shape
+            .iter()
+            .zip(view.strides.iter().zip(strides(shape)))
+            .all(|(&d, (&s, c))| d == 1 || s == c)
+}
+
+pub(super) fn zip<T: Element, U: Element>(
+    a: &[T],
+    va: &Strided,
+    b: &[T],
+    vb: &Strided,
+    shape: &[usize],
+    f: impl Fn(T, T) -> U + Sync,
+) -> Result<Buffer> {
+    let n = numel(shape);
+    if is_contiguous(va, shape) && is_contiguous(vb, shape) {
+        if stream::worth_streaming::<U>(n) {
+            let out = stream::par_fill(n, shape, |start, block: &mut [U]| {
+                for (o, (&x, &y)) in block.iter_mut().zip(a[start..].iter().zip(&b[start..])) {
+                    *o = f(x, y);
+                }
+            })?;
+            return Ok(U::into_buffer(out));
+        }
+        // SAFETY: each task writes every slot it is given.
+        let out = unsafe {
+            par_write(n, shape, MIN_PER_TASK, |start, slots| {
+                for (o, (&x, &y)) in slots.iter_mut().zip(a[start..].iter().zip(&b[start..])) {
+                    o.write(f(x, y));
+                }
+            })
+        }?;
+        return Ok(U::into_buffer(out));
+    }
+    let (sa, sb) = (
+        va.strides.last().copied().unwrap_or(0),
+        vb.strides.last().copied().unwrap_or(0),
+    );
+    let out = fill_rows(shape, |row, o: &mut [U], coords| {
+        let len = o.len();
+        let ba = row_base(row, shape, va, coords);
+        let bb = row_base(row, shape, vb, coords);
+        match (sa, sb) {
+            (1, 1) => {
+                let (x, y) = (&a[ba..ba + len], &b[bb..bb + len]);
+                o.iter_mut()
+                    .zip(x.iter().zip(y))
+                    .for_each(|(o, (&x, &y))| *o = f(x, y));
+            }
+            (1, 0) => {
+                let y = b[bb];
+                o.iter_mut()
+                    .zip(&a[ba..ba + len])
+                    .for_each(|(o, &x)| *o = f(x, y));
+            }
+            (0, 1) => {
+                let x = a[ba];
+                o.iter_mut()
+                    .zip(&b[bb..bb + len])
+                    .for_each(|(o, &y)| *o = f(x, y));
+            }
+            _ => {
+                for (j, o) in o.iter_mut().enumerate() {
+                    *o = f(a[ba + j * sa], b[bb + j * sb]);
+                }
+            }
+        }
+    })?;
+    Ok(U::into_buffer(out))
+}
+
+pub(super) fn copy_view<T: Element>(
+    v: &[T],
+    view: &Strided,
+    out_shape: &[usize],
+) -> Result<HostVec<T>> {
+    if let Some(out) = transpose::copy(v, view, out_shape) {
+        return out;
+    }
+    let s = view.strides.last().copied().unwrap_or(0);
+    fill_rows(out_shape, |row, o: &mut [T], coords| {
+        let base = row_base(row, out_shape, view, coords);
+        if s == 1 {
+            o.copy_from_slice(&v[base..base + o.len()]);
+        } else {
+            for (j, o) in o.iter_mut().enumerate() {
+                *o = v[base + j * s];
+            }
+        }
+    })
+}
+
+/// The view that reads `shape` with its axes reordered by `perm`.
+pub(super) fn permuted(shape: &[usize], perm: &[usize]) -> (Strided, Vec<usize>) {
+    let s = strides(shape);
+    (
+        Strided {
+            offset: 0,
+            strides: perm.iter().map(|&p| s[p]).collect(),
+        },
+        perm.iter().map(|&p| shape[p]).collect(),
+    )
+}

@@ -1,0 +1,333 @@
+//! `Element`: the Rust type behind each [`DType`], its arithmetic (wrapping on integers, as
+//! XLA's is, so that no element value can make an op panic) and its place in a [`Buffer`].
+
+use std::fmt;
+
+use crate::buffer::with_buffer;
+use crate::buffer::Buffer;
+use crate::dtype::DType;
+use crate::host_vec::{HostVec, Plain};
+
+/// A Rust type that can be a tensor element. Arithmetic on integers wraps (as XLA's does) so that
+/// no user input can make an op panic.
+pub trait Element:
+    Copy + Send + Sync + PartialOrd + PartialEq + Default + fmt::Debug + Plain + 'static
+{
+    /// The dtype this Rust type stands for.
+    const DTYPE: DType;
+    /// Zero.
+    const ZERO: Self;
+    /// One.
+    const ONE: Self;
+    /// The smallest value (negative infinity for floats): the identity of max.
+    const LOWEST: Self;
+    /// The largest value (infinity for floats): the identity of min.
+    const HIGHEST: Self;
+
+    /// True for a float NaN (never for integers).
+    fn is_nan(self) -> bool;
+    /// Converts to f64 (exact for every value of every type but the largest s64s).
+    fn to_f64(self) -> f64;
+    /// Converts to i64 (`as` semantics: floats truncate and saturate).
+    fn to_i64(self) -> i64;
+    /// Converts from f64 with Rust's `as` semantics (saturating, NaN becomes 0 for integers).
+    fn from_f64(v: f64) -> Self;
+    /// Converts from i64 with wrapping semantics for integers.
+    fn from_i64(v: i64) -> Self;
+    /// Addition (wrapping for integers).
+    fn add(self, o: Self) -> Self;
+    /// Subtraction (wrapping for integers).
+    fn sub(self, o: Self) -> Self;
+    /// Multiplication (wrapping for integers).
+    fn mul(self, o: Self) -> Self;
+    /// Division; only ever called on floats (integer divide goes through a float type).
+    fn div(self, o: Self) -> Self;
+    /// Power. For integers a negative exponent gives 0 except for bases 1 and -1.
+    fn pow(self, o: Self) -> Self;
+    /// Negation (wrapping for integers, so `-0u8 == 0` and `-1u8 == 255`).
+    fn neg(self) -> Self;
+    /// Absolute value (wrapping for integers).
+    fn abs(self) -> Self;
+    /// Formats the value as Nx prints it: shortest round-trip form, `NaN`, `Inf`, `-Inf`.
+    fn format(self) -> String;
+    /// Wraps a vector of this type into a [`Buffer`].
+    fn into_buffer(v: impl Into<HostVec<Self>>) -> Buffer;
+    /// Borrows the elements of a buffer if it holds this type.
+    fn slice_of(b: &Buffer) -> Option<&[Self]>;
+    /// The vector inside a buffer if it holds this type, else the buffer back.
+    fn vec_of(b: Buffer) -> Result<HostVec<Self>, Buffer>;
+}
+
+macro_rules! float_element {
+    ($t:ty, $d:expr, $variant:ident) => {
+        impl Element for $t {
+            const DTYPE: DType = $d;
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const LOWEST: Self = <$t>::NEG_INFINITY;
+            const HIGHEST: Self = <$t>::INFINITY;
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            fn add(self, o: Self) -> Self {
+                self + o
+            }
+            fn sub(self, o: Self) -> Self {
+                self - o
+            }
+            fn mul(self, o: Self) -> Self {
+                self * o
+            }
+            fn div(self, o: Self) -> Self {
+                self / o
+            }
+            fn pow(self, o: Self) -> Self {
+                self.powf(o)
+            }
+            fn neg(self) -> Self {
+                -self
+            }
+            fn abs(self) -> Self {
+                self.abs()
+            }
+            fn format(self) -> String {
+                if self.is_nan() {
+                    "NaN".into()
+                } else if self.is_infinite() {
+                    if self > 0.0 { "Inf" } else { "-Inf" }.into()
+                } else {
+                    // Debug is Rust's shortest round-trip form and keeps the ".0" Nx shows.
+                    format!("{:?}", self)
+                }
+            }
+            fn into_buffer(v: impl Into<HostVec<Self>>) -> Buffer {
+                Buffer::$variant(v.into())
+            }
+            fn vec_of(b: Buffer) -> Result<HostVec<Self>, Buffer> {
+                match b {
+                    Buffer::$variant(v) => Ok(v),
+                    other => Err(other),
+                }
+            }
+            fn slice_of(b: &Buffer) -> Option<&[Self]> {
+                match b {
+                    Buffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+macro_rules! int_element {
+    ($t:ty, $d:expr, $variant:ident) => {
+        impl Element for $t {
+            const DTYPE: DType = $d;
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
+            const LOWEST: Self = <$t>::MIN;
+            const HIGHEST: Self = <$t>::MAX;
+            fn is_nan(self) -> bool {
+                false
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            fn add(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+            fn sub(self, o: Self) -> Self {
+                self.wrapping_sub(o)
+            }
+            fn mul(self, o: Self) -> Self {
+                self.wrapping_mul(o)
+            }
+            fn div(self, o: Self) -> Self {
+                // Never reached through the public API (integer divide is done in floats); kept
+                // total so that no input can panic.
+                self.checked_div(o).unwrap_or(0)
+            }
+            /// XLA's integer power: a negative exponent gives 1 for base 1, ±1 for base -1
+            /// (by the exponent's parity) and 0 otherwise; a non-negative one wraps, by
+            /// squaring over the whole exponent (2^64 steps would be needed otherwise).
+            fn pow(self, o: Self) -> Self {
+                let e = o as i128;
+                if e < 0 {
+                    return match self as i128 {
+                        1 => 1,
+                        -1 if e & 1 == 0 => 1,
+                        -1 => self,
+                        _ => 0,
+                    };
+                }
+                let (mut n, mut base, mut acc) = (e as u128, self, 1 as $t);
+                while n > 0 {
+                    if n & 1 == 1 {
+                        acc = acc.wrapping_mul(base);
+                    }
+                    n >>= 1;
+                    if n > 0 {
+                        base = base.wrapping_mul(base);
+                    }
+                }
+                acc
+            }
+            fn neg(self) -> Self {
+                (0 as $t).wrapping_sub(self)
+            }
+            #[allow(unused_comparisons)]
+            fn abs(self) -> Self {
+                if self < 0 {
+                    self.neg()
+                } else {
+                    self
+                }
+            }
+            fn format(self) -> String {
+                self.to_string()
+            }
+            fn into_buffer(v: impl Into<HostVec<Self>>) -> Buffer {
+                Buffer::$variant(v.into())
+            }
+            fn vec_of(b: Buffer) -> Result<HostVec<Self>, Buffer> {
+                match b {
+                    Buffer::$variant(v) => Ok(v),
+                    other => Err(other),
+                }
+            }
+            fn slice_of(b: &Buffer) -> Option<&[Self]> {
+                match b {
+                    Buffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+/// Float-only math, implemented by f32 and f64.
+pub trait Float: Element {
+    /// e^x.
+    fn exp(self) -> Self;
+    /// Natural logarithm.
+    fn ln(self) -> Self;
+    /// Square root.
+    fn sqrt(self) -> Self;
+    /// Hyperbolic tangent.
+    fn tanh(self) -> Self;
+    /// Sine.
+    fn sin(self) -> Self;
+    /// Cosine.
+    fn cos(self) -> Self;
+    /// Round down.
+    fn floor(self) -> Self;
+    /// Round up.
+    fn ceil(self) -> Self;
+    /// Round half away from zero.
+    fn round(self) -> Self;
+}
+
+macro_rules! float_math {
+    ($t:ty) => {
+        impl Float for $t {
+            fn exp(self) -> Self {
+                <$t>::exp(self)
+            }
+            fn ln(self) -> Self {
+                <$t>::ln(self)
+            }
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+            fn tanh(self) -> Self {
+                <$t>::tanh(self)
+            }
+            fn sin(self) -> Self {
+                <$t>::sin(self)
+            }
+            fn cos(self) -> Self {
+                <$t>::cos(self)
+            }
+            fn floor(self) -> Self {
+                <$t>::floor(self)
+            }
+            fn ceil(self) -> Self {
+                <$t>::ceil(self)
+            }
+            fn round(self) -> Self {
+                <$t>::round(self)
+            }
+        }
+    };
+}
+
+float_math!(f32);
+float_math!(f64);
+float_element!(f32, DType::F32, F32);
+float_element!(f64, DType::F64, F64);
+int_element!(u8, DType::U8, U8);
+int_element!(i32, DType::S32, S32);
+int_element!(i64, DType::S64, S64);
+
+impl Buffer {
+    /// Element `i` as f64 (used by tests and the display of single values).
+    pub fn get_f64(&self, i: usize) -> Option<f64> {
+        with_buffer!(self, v => v.get(i).map(|x| x.to_f64()))
+    }
+
+    /// Element `i` formatted as Nx prints it.
+    pub fn format_at(&self, i: usize) -> String {
+        with_buffer!(self, v => v.get(i).map(|x| x.format()).unwrap_or_default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_arithmetic_never_panics() {
+        assert_eq!(Element::add(200u8, 100), 44);
+        assert_eq!(Element::abs(i32::MIN), i32::MIN);
+        assert_eq!(Element::pow(2i64, -1), 0);
+        assert_eq!(Element::pow(-1i32, -3), -1);
+        assert_eq!(Element::div(7u8, 0), 0);
+        // Exponents past u32::MAX: 3^(2^32 + 1) mod 2^64 is 3 * (3^(2^32) mod 2^64).
+        let big = (1i64 << 32) + 1;
+        let expected = (0..32).fold(3i64, |b, _| b.wrapping_mul(b)).wrapping_mul(3);
+        assert_eq!(Element::pow(3i64, big), expected);
+        assert_eq!(Element::pow(-1i64, i64::MIN + 1), -1);
+        assert_eq!(Element::pow(-1i64, i64::MIN), 1);
+        assert_eq!(Element::pow(-1i32, -7), -1);
+        assert_eq!(Element::pow(2u8, 9), 0);
+    }
+
+    #[test]
+    fn floats_print_like_nx() {
+        assert_eq!(1.0f32.format(), "1.0");
+        assert_eq!(0.1f32.format(), "0.1");
+        assert_eq!(f64::NAN.format(), "NaN");
+        assert_eq!(f32::NEG_INFINITY.format(), "-Inf");
+    }
+}

@@ -1,0 +1,36 @@
+//! evcxr's rich-display hook for the runtime's values: what a cell ending in a tensor, a
+//! compiled function or a stream shows. evcxr calls `evcxr_display` on a cell's last value when
+//! the type has one; the bundle goes out between evcxr's content markers, which the kernel
+//! turns into the cell's rich result. Kept apart so that the core (tensors, ops, backends,
+//! the compiler, the display's text and HTML) knows no notebook.
+
+use crate::jit::{Jit, JitOutput, Stream};
+use crate::tensor::Tensor;
+
+/// Prints a mime bundle between evcxr's content markers.
+pub(crate) fn emit_bundle(bundle: &[(&'static str, String)]) {
+    for (mime, content) in bundle {
+        print!("{}", crate::contract::markers::content_block(mime, content));
+    }
+}
+
+impl Tensor {
+    /// The notebook display: the Nx text and an HTML table.
+    pub fn evcxr_display(&self) {
+        emit_bundle(&self.mime_bundle());
+    }
+}
+
+impl<O: JitOutput> Jit<O> {
+    /// The notebook display (what evcxr shows when a cell ends with a compiled function).
+    pub fn evcxr_display(&self) {
+        emit_bundle(&[("text/plain", self.summary())]);
+    }
+}
+
+impl Stream {
+    /// The notebook display.
+    pub fn evcxr_display(&self) {
+        emit_bundle(&[("text/plain", self.summary())]);
+    }
+}
