@@ -170,14 +170,23 @@ pub fn resolve_compiled_device(
     explicit: Option<Device>,
     args: &[&Tensor],
 ) -> Result<Device> {
-    if let Some(t) = args.iter().find(|t| t.is_deallocated()) {
+    if let Some(d) = freed_or_explicit(explicit, args)? {
+        return Ok(d);
+    }
+    Ok(strong_device(what, args)?.unwrap_or_else(default_device))
+}
+
+/// The first step of both rules: a freed operand is an error (the more useful one than any
+/// placement conflict it would cause), then an explicit device wins once it is checked.
+fn freed_or_explicit(explicit: Option<Device>, operands: &[&Tensor]) -> Result<Option<Device>> {
+    if let Some(t) = operands.iter().find(|t| t.is_deallocated()) {
         return Err(t.deallocated());
     }
     if let Some(d) = explicit {
         check_device(d)?;
-        return Ok(d);
+        return Ok(Some(d));
     }
-    Ok(strong_device(what, args)?.unwrap_or_else(default_device))
+    Ok(None)
 }
 
 /// Decides where an operation runs: `explicit` if given; else the common device of the
@@ -188,12 +197,7 @@ pub fn resolve_device(
     explicit: Option<Device>,
     operands: &[&Tensor],
 ) -> Result<Device> {
-    // A freed operand is the more useful error than any placement conflict it would cause.
-    if let Some(t) = operands.iter().find(|t| t.is_deallocated()) {
-        return Err(t.deallocated());
-    }
-    if let Some(d) = explicit {
-        check_device(d)?;
+    if let Some(d) = freed_or_explicit(explicit, operands)? {
         return Ok(d);
     }
     if let Some(device) = strong_device(op, operands)? {

@@ -210,9 +210,7 @@ fn elementwise_binary_kernels_match_binary() {
                 offset: 0,
                 strides: broadcast_strides(sb, &shape),
             };
-            let contiguous = i32::from(
-                kernels::is_contiguous(&va, &shape) && kernels::is_contiguous(&vb, &shape),
-            );
+            let contiguous = i32::from(va.is_contiguous(&shape) && vb.is_contiguous(&shape));
             let (s, views) = kernels::shape_and_views("t", &shape, &[&va, &vb]).unwrap();
             let n: usize = shape.iter().product();
             for op in BinaryOp::ALL {

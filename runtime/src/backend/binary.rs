@@ -90,7 +90,7 @@ fn reduce_typed<T: Element>(
 ) -> Result<Buffer> {
     let out_shape = without_axes(shape, axes);
     let in_strides = strides(shape);
-    let kept: Vec<usize> = (0..shape.len()).filter(|a| !axes.contains(a)).collect();
+    let kept = crate::shape::kept_axes(shape.len(), axes);
     let reduced: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
     let count = numel(&reduced);
     // An empty result needs no scratch, however long the reduced axes would be.

@@ -9,7 +9,7 @@
 use super::{BinaryOp, Op, ReduceOp, Strided, UnaryOp};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::shape::{numel, strides, without_axes};
+use crate::shape::{numel, without_axes};
 
 /// How one input of a fused region is read over the region's shape.
 #[derive(Clone, Debug, PartialEq)]
@@ -129,15 +129,6 @@ impl Fused {
     }
 }
 
-/// True when `view` reads a tensor of `shape` in plain row-major order.
-pub fn is_identity(view: &Strided, shape: &[usize]) -> bool {
-    view.offset == 0
-        && shape
-            .iter()
-            .zip(view.strides.iter().zip(strides(shape)))
-            .all(|(&d, (&s, c))| d == 1 || s == c)
-}
-
 /// Runs a fused region one step at a time with a backend's own ops (`exec` runs one op on
 /// that backend's memory), materialising every step: how `binary` (the reference) and `cuda`
 /// run it. Each step is the very op eager code would have run, so the result is the eager one.
@@ -180,7 +171,7 @@ pub fn run_stepwise<M>(
             StepOp::Unary(_) | StepOp::Cast(_) => {
                 let x: &M = match step.args[0] {
                     Arg::Step(j) => &results[j],
-                    Arg::Input(i) if is_identity(&fused.inputs[i].view, shape) => inputs[i],
+                    Arg::Input(i) if fused.inputs[i].view.is_contiguous(shape) => inputs[i],
                     Arg::Input(i) => {
                         if materialised[i].is_none() {
                             let copy = exec(

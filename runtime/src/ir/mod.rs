@@ -355,6 +355,16 @@ impl Strided {
             strides: crate::shape::strides(shape),
         }
     }
+
+    /// True when this view reads a tensor of `shape` in plain row-major order from its first
+    /// element (axes of length 1 may have any stride): a backend can then read it as a slice.
+    pub fn is_contiguous(&self, shape: &[usize]) -> bool {
+        self.offset == 0
+            && shape
+                .iter()
+                .zip(self.strides.iter().zip(crate::shape::strides(shape)))
+                .all(|(&d, (&s, c))| d == 1 || s == c)
+    }
 }
 
 /// The dimensions of a (batched) matrix product: `batch` products `[m,k]·[k,n]`, operand `i`

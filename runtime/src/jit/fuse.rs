@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::ir::fused::{is_identity, Arg, Fused, FusedInput, Step, StepOp};
+use crate::ir::fused::{Arg, Fused, FusedInput, Step, StepOp};
 use crate::ir::{Op, Strided};
 
 use super::graph::{Node, NodeKind, Output};
@@ -148,7 +148,7 @@ fn grow(
             && node.device == device
             && !readers[i].is_empty()
             && readers[i].iter().all(|&(c, k)| {
-                c <= root && member[c] && is_identity(&view_of(&nodes[c], k), shape)
+                c <= root && member[c] && view_of(&nodes[c], k).is_contiguous(shape)
             });
         member[i] = joins;
     }

@@ -58,6 +58,11 @@ pub fn numel(shape: &[usize]) -> usize {
     shape.iter().fold(1usize, |acc, &d| acc.saturating_mul(d))
 }
 
+/// The axes of a rank-`rank` shape that are not in `axes`, in order.
+pub fn kept_axes(rank: usize, axes: &[usize]) -> Vec<usize> {
+    (0..rank).filter(|a| !axes.contains(a)).collect()
+}
+
 /// The shape left when `axes` are taken out (a reduction's result, or one index of `take`).
 pub fn without_axes(shape: &[usize], axes: &[usize]) -> Vec<usize> {
     shape

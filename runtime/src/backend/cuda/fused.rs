@@ -16,7 +16,7 @@ use cudarc::driver::DeviceRepr;
 use super::kernels::{self, ShapeArg, ViewArg};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ir::fused::{is_identity, Arg, Fused, StepOp};
+use crate::ir::fused::{Arg, Fused, StepOp};
 use crate::ir::ReduceOp;
 use crate::shape::numel;
 
@@ -156,7 +156,7 @@ fn generate(f: &Fused, rows: Option<ReduceOp>, out: DType) -> Result<String> {
     );
     for (k, input) in f.inputs.iter().enumerate() {
         let t = input.dtype;
-        let index = if is_identity(&input.view, &f.shape) {
+        let index = if input.view.is_contiguous(&f.shape) {
             "i".to_string()
         } else if input.view.strides.iter().all(|&st| st == 0) {
             format!("views.v[{k}].offset")

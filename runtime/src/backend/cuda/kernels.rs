@@ -226,16 +226,6 @@ pub fn shape_and_views(
     Ok((shape_arg, view_args))
 }
 
-/// True when `view` reads `shape` in plain row-major order from offset 0.
-pub fn is_contiguous(view: &Strided, shape: &[usize]) -> bool {
-    let row_major = crate::shape::strides(shape);
-    view.offset == 0
-        && shape
-            .iter()
-            .zip(view.strides.iter().zip(row_major))
-            .all(|(&d, (&s, r))| d == 1 || s == r)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -346,9 +346,8 @@ impl Kernels for CudaBackend {
         let (a, b) = (lhs.0, rhs.0);
         let dev = device::device(a.ordinal)?;
         let n = numel(out_shape);
-        let contiguous = i32::from(
-            kernels::is_contiguous(lhs.1, out_shape) && kernels::is_contiguous(rhs.1, out_shape),
-        );
+        let contiguous =
+            i32::from(lhs.1.is_contiguous(out_shape) && rhs.1.is_contiguous(out_shape));
         let (s, views) = kernels::shape_and_views(op.name(), out_shape, &[lhs.1, rhs.1])?;
         let (va, vb, nn) = (views[0], views[1], n as u64);
         let name = kernels::binary_name(op, a.dtype());
@@ -416,7 +415,7 @@ impl Kernels for CudaBackend {
         axes: &[usize],
     ) -> Result<CudaBuffer> {
         let dev = device::device(x.ordinal)?;
-        let kept: Vec<usize> = (0..shape.len()).filter(|a| !axes.contains(a)).collect();
+        let kept = crate::shape::kept_axes(shape.len(), axes);
         let rows: usize = kept.iter().map(|&a| shape[a]).product();
         let row_len: usize = axes.iter().map(|&a| shape[a]).product();
         // The reduced axes must be the trailing ones, in order, for the row kernel; otherwise

@@ -22,7 +22,7 @@ use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::host_vec::HostVec;
-use crate::ir::fused::{is_identity, Arg, Fused, StepOp};
+use crate::ir::fused::{Arg, Fused, StepOp};
 use crate::ir::{BinaryOp, ReduceOp, UnaryOp};
 use crate::shape::{numel, unravel};
 
@@ -472,7 +472,7 @@ fn check(f: &Fused, inputs: &[&Buffer]) -> Result<Vec<Read>> {
                 return Err(bad(format!("input {i} read past its {} elements", b.len())));
             }
         }
-        reads.push(if is_identity(&x.view, &f.shape) {
+        reads.push(if x.view.is_contiguous(&f.shape) {
             Read::InOrder
         } else if x.view.strides.iter().all(|&s| s == 0) {
             Read::Splat

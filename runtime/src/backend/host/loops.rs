@@ -82,14 +82,6 @@ pub(super) fn map<T: Element, U: Element>(
     }
 }
 
-pub(super) fn is_contiguous(view: &Strided, shape: &[usize]) -> bool {
-    view.offset == 0
-        && shape
-            .iter()
-            .zip(view.strides.iter().zip(strides(shape)))
-            .all(|(&d, (&s, c))| d == 1 || s == c)
-}
-
 pub(super) fn zip<T: Element, U: Element>(
     a: &[T],
     va: &Strided,
@@ -99,7 +91,7 @@ pub(super) fn zip<T: Element, U: Element>(
     f: impl Fn(T, T) -> U + Sync,
 ) -> Result<Buffer> {
     let n = numel(shape);
-    if is_contiguous(va, shape) && is_contiguous(vb, shape) {
+    if va.is_contiguous(shape) && vb.is_contiguous(shape) {
         if stream::worth_streaming::<U>(n) {
             let out = stream::par_fill(n, shape, |start, block: &mut [U]| {
                 for (o, (&x, &y)) in block.iter_mut().zip(a[start..].iter().zip(&b[start..])) {

@@ -134,7 +134,7 @@ pub(super) fn reduce_typed<T: Element>(
     shape: &[usize],
     axes: &[usize],
 ) -> Result<Buffer> {
-    let kept: Vec<usize> = (0..shape.len()).filter(|a| !axes.contains(a)).collect();
+    let kept = crate::shape::kept_axes(shape.len(), axes);
     let perm: Vec<usize> = kept.iter().chain(axes).copied().collect();
     let transposed;
     let data: &[T] = if perm.iter().enumerate().all(|(i, &p)| i == p) {
