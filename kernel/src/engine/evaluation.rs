@@ -1,6 +1,6 @@
 //! The evaluation thread: owns evcxr's `CommandContext`, starts it with the prelude (from the
 //! shared runtime build when there is one), runs cells and turns what evcxr and the output
-//! demultiplexer report into a cell's data or its [`CellError`].
+//! demultiplexer report into a cell's data or its [`CellFailure`].
 
 use std::path::PathBuf;
 use std::process::Child;
@@ -10,13 +10,13 @@ use std::sync::{mpsc, Arc, Mutex};
 use tensorbook::contract::{env, session_command};
 
 use super::build_cache::{self, Fill, SessionDir};
-use super::evaluation_process::{GRACE, INTERRUPT_EXIT_STATUS};
+use super::outcome::{self, CellFailure, EngineFailure, EvcxrFailure, Signals};
 use super::output::{forward, CellReport};
 use super::variables::{describe, Variable};
 use super::vault::{restore_code, Plan, Variable as KeptVariable, Vault};
 use super::{
-    log_line, process, AnalysisError, CellData, CellError, CompletionAnswer, InputReader, Output,
-    OutputSink, Request, Revival, Stream,
+    log_line, process, AnalysisError, CellData, CompletionAnswer, InputReader, Output, OutputSink,
+    Request, Revival, Stream,
 };
 
 /// Where the runtime crate's sources are, for `:dep tensorbook`.
@@ -62,120 +62,6 @@ pub fn prelude() -> String {
         runtime.to_string_lossy(),
         runtime.join("dylib").to_string_lossy(),
     )
-}
-
-fn cell_error(error: evcxr::Error) -> CellError {
-    match error {
-        evcxr::Error::CompilationErrors(errors) => {
-            let evalue = errors
-                .first()
-                .map(|e| e.message())
-                .unwrap_or_else(|| "compilation failed".into());
-            let traceback = errors
-                .iter()
-                .flat_map(|e| {
-                    let text = if e.is_from_user_code() {
-                        e.rendered()
-                    } else {
-                        e.message()
-                    };
-                    text.lines().map(str::to_string).collect::<Vec<_>>()
-                })
-                .collect();
-            CellError {
-                ename: "CompilationError".into(),
-                evalue,
-                traceback,
-            }
-        }
-        evcxr::Error::SubprocessTerminated(msg) => CellError {
-            ename: "EvaluationProcessTerminated".into(),
-            evalue: msg.clone(),
-            traceback: vec![
-                msg,
-                "The evaluation process was restarted; variables defined so far are lost.".into(),
-            ],
-        },
-        other => {
-            let msg = other.to_string();
-            let ename = if msg.to_lowercase().contains("panic") {
-                "Panic"
-            } else {
-                "Error"
-            };
-            CellError {
-                ename: ename.into(),
-                evalue: msg.lines().next().unwrap_or("").to_string(),
-                traceback: msg.lines().map(str::to_string).collect(),
-            }
-        }
-    }
-}
-
-/// The error of a cell that returned an `Err` through `?`; the message was printed on stderr.
-fn user_error(lines: Vec<String>) -> CellError {
-    let lines: Vec<String> = lines.into_iter().filter(|l| !l.trim().is_empty()).collect();
-    let interrupted = lines
-        .iter()
-        .any(|l| l.contains(&tensorbook::Error::Interrupted.to_string()));
-    CellError {
-        ename: if interrupted { "Interrupted" } else { "Error" }.into(),
-        evalue: lines
-            .last()
-            .cloned()
-            .unwrap_or_else(|| "the cell returned an error through `?`".into()),
-        traceback: lines,
-    }
-}
-
-/// Says why the evaluation process ended, which variables the new one has again and which
-/// were lost (by name and type); what the kernel owns (the session default client, `:dep`s,
-/// `use`s and items) is still in place.
-fn explain_restart(error: &mut CellError, plan: &Plan) {
-    let interrupted = error
-        .evalue
-        .contains(&format!("exit status: {INTERRUPT_EXIT_STATUS}"));
-    let restored = restored_text(plan);
-    let lost = lost_text(plan);
-    let why = std::mem::take(&mut error.evalue);
-    if interrupted {
-        error.ename = "Interrupted".into();
-        error.evalue = format!(
-            "the cell ignored the interrupt for {} s, so the evaluation process was restarted; {restored}; {lost}",
-            GRACE.as_secs()
-        );
-    } else {
-        error.evalue =
-            format!("the evaluation process ended and was restarted; {restored}; {lost}");
-    }
-    error.traceback = vec![error.evalue.clone(), format!("why it ended: {why}")];
-    error
-        .traceback
-        .extend(plan.lost.iter().map(|l| format!("lost: {l}")));
-    error.traceback.push(
-        "kept: the session default client, :dep crates, use statements, fn/struct items".into(),
-    );
-}
-
-fn restored_text(plan: &Plan) -> String {
-    if plan.restored.is_empty() {
-        "no variables to restore".to_string()
-    } else {
-        format!("variables restored: {}", plan.restored.join(", "))
-    }
-}
-
-fn lost_text(plan: &Plan) -> String {
-    let lost_names: Vec<&str> = plan
-        .lost
-        .iter()
-        .map(|l| l.split(' ').next().unwrap_or_default())
-        .collect();
-    if plan.lost.is_empty() {
-        "no variables were lost".to_string()
-    } else {
-        format!("variables lost: {}", lost_names.join(", "))
-    }
 }
 
 /// The session's variables as evcxr knows them now.
@@ -303,14 +189,14 @@ pub(crate) fn run(
     let ctx = match started {
         Ok(ctx) => ctx,
         Err(e) => {
-            let error = CellError {
-                ename: "EngineStartFailed".into(),
-                evalue: e.lines().next().unwrap_or_default().to_string(),
-                traceback: e.lines().map(str::to_string).collect(),
+            let first_line = e.lines().next().unwrap_or_default().to_string();
+            let error = CellFailure::Engine {
+                kind: EngineFailure::StartFailed,
+                message: e,
             };
             let analysis = AnalysisError {
-                ename: error.ename.clone(),
-                evalue: error.evalue.clone(),
+                ename: "EngineStartFailed".into(),
+                evalue: first_line.clone(),
             };
             for request in rx {
                 match request {
@@ -318,7 +204,7 @@ pub(crate) fn run(
                     Request::Complete(_, _, tx) => drop(tx.send(Err(analysis.clone()))),
                     Request::Inspect(_, _, tx) => drop(tx.send(Err(analysis.clone()))),
                     Request::Vars(tx) => drop(tx.send(Vec::new())),
-                    Request::SessionCommand(_, tx) => drop(tx.send(Err(error.evalue.clone()))),
+                    Request::SessionCommand(_, tx) => drop(tx.send(Err(first_line.clone()))),
                 }
             }
             return;
@@ -350,13 +236,9 @@ pub(crate) fn run(
             Request::Execute(code, input, tx) => {
                 let result = contained(|| session.execute(&code, input)).unwrap_or_else(|why| {
                     session.busy.store(false, Ordering::SeqCst);
-                    Err(CellError {
-                        ename: "KernelError".into(),
-                        evalue: format!(
-                            "the evaluation engine failed on this cell ({why}); the cell may not \
-                             have run, the session goes on"
-                        ),
-                        traceback: vec![format!("panic in the kernel's evaluation engine: {why}")],
+                    Err(CellFailure::Engine {
+                        kind: EngineFailure::Panicked,
+                        message: why,
                     })
                 });
                 let _ = tx.send(result);
@@ -430,8 +312,8 @@ impl Session {
         self.mirror();
         let mut text = format!(
             "The kernel was restarted after it ended unexpectedly (killed or crashed); {}; {}.\n",
-            restored_text(&plan),
-            lost_text(&plan)
+            outcome::restored_text(&plan.restored),
+            outcome::lost_text(&plan.lost)
         );
         for lost in &plan.lost {
             text.push_str(&format!("lost: {lost}\n"));
@@ -452,13 +334,40 @@ impl Session {
         }
     }
 
-    fn execute(&mut self, code: &str, input: Option<InputReader>) -> Result<CellData, CellError> {
+    fn execute(&mut self, code: &str, input: Option<InputReader>) -> Result<CellData, CellFailure> {
         if let Some(notice) = self.notice.take() {
             (self.sink)(Output::Text(Stream::Stderr, notice));
         }
         self.cells_run += 1;
         *self.report.lock().unwrap_or_else(|e| e.into_inner()) = CellReport::default();
         let before = variables_now(&self.ctx);
+        let answer = self.run_in_evcxr(code, input);
+        let signals = Signals {
+            build_stopped: process::build_was_stopped(),
+            interrupt_sent: process::interrupt_was_sent(),
+        };
+        let result = match outcome::from_evcxr(answer, signals) {
+            Err(CellFailure::ProcessDied(mut death)) => {
+                // The new process gets the variables back and its output flusher
+                // again (the prelude's `use`s and `:dep`s are kept by evcxr itself).
+                let plan = restore(&mut self.ctx, self.vault.as_deref(), &before);
+                death.restored = plan.restored;
+                death.lost = plan.lost;
+                Err(CellFailure::ProcessDied(death))
+            }
+            other => other,
+        };
+        self.after_cell();
+        let cell = std::mem::take(&mut *self.report.lock().unwrap_or_else(|e| e.into_inner()));
+        outcome::with_cell_report(result, cell.panic, cell.user_error, signals)
+    }
+
+    /// Runs the cell in evcxr: its final value as a mime bundle, or what evcxr reported.
+    fn run_in_evcxr(
+        &mut self,
+        code: &str,
+        input: Option<InputReader>,
+    ) -> Result<CellData, EvcxrFailure> {
         process::reset_build_stopped();
         self.busy.store(true, Ordering::SeqCst);
         let mut callbacks = evcxr::EvalCallbacks {
@@ -469,38 +378,20 @@ impl Session {
         };
         let result = self.ctx.execute_with_callbacks(code, &mut callbacks);
         self.busy.store(false, Ordering::SeqCst);
-        let mut restarted = false;
-        let result = result
-            .map(|out| {
-                let mut data: CellData = out.content_by_mime_type.into_iter().collect();
-                data.sort();
-                // A cell ending in a block or `if` evaluates to `()`: nothing to show.
-                if data.len() == 1 && data[0].0 == "text/plain" && data[0].1.trim() == "()" {
-                    data.clear();
-                }
-                data
-            })
-            .map_err(|e| {
-                let mut error = cell_error(e);
-                if process::build_was_stopped() {
-                    error.ename = "Interrupted".into();
-                    error.evalue = "the build was interrupted; the cell did not run".into();
-                }
-                if error.ename == "EvaluationProcessTerminated" {
-                    restarted = true;
-                }
-                error
-            });
-        let result = match result {
-            Err(mut error) if restarted => {
-                // The new process gets the variables back and its output flusher
-                // again (the prelude's `use`s and `:dep`s are kept by evcxr itself).
-                let plan = restore(&mut self.ctx, self.vault.as_deref(), &before);
-                explain_restart(&mut error, &plan);
-                Err(error)
+        result.map_err(EvcxrFailure::from).map(|out| {
+            let mut data: CellData = out.content_by_mime_type.into_iter().collect();
+            data.sort();
+            // A cell ending in a block or `if` evaluates to `()`: nothing to show.
+            if data.len() == 1 && data[0].0 == "text/plain" && data[0].1.trim() == "()" {
+                data.clear();
             }
-            other => other,
-        };
+            data
+        })
+    }
+
+    /// What every cell ends with: the vault follows evcxr and is mirrored to the keeper,
+    /// interrupt points at the live process, and the output is flushed.
+    fn after_cell(&mut self) {
         if let Some(vault) = &self.vault {
             // Dropped, shadowed by a non-variable, or cleared: their memory may go.
             let now = variables_now(&self.ctx);
@@ -511,18 +402,6 @@ impl Session {
         *self.child_slot.lock().unwrap_or_else(|e| e.into_inner()) =
             Some(self.ctx.process_handle());
         (self.flush)();
-        let cell = std::mem::take(&mut *self.report.lock().unwrap_or_else(|e| e.into_inner()));
-        match (result, cell.panic, cell.user_error) {
-            (Ok(_), Some(report), _) => Err(CellError {
-                ename: "Panic".into(),
-                evalue: report.message.join("\n"),
-                traceback: std::iter::once(report.location)
-                    .chain(report.message)
-                    .collect(),
-            }),
-            (Ok(_), None, Some(lines)) => Err(user_error(lines)),
-            (other, _, _) => other,
-        }
     }
 
     fn complete(&mut self, code: &str, pos: usize) -> Result<CompletionAnswer, AnalysisError> {

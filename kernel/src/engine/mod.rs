@@ -26,8 +26,10 @@ pub mod evaluation;
 pub mod evaluation_process;
 pub mod keeper;
 pub mod leftovers;
+pub mod outcome;
 pub mod output;
 pub mod process;
+pub mod session;
 pub mod state_dir;
 pub mod text_limits;
 pub mod variables;
@@ -42,6 +44,7 @@ use tokio::sync::oneshot;
 
 use build_cache::SessionDir;
 use commands::Command;
+pub use outcome::{CellFailure, EngineFailure};
 pub use variables::Variable;
 
 /// Which output stream a line came from.
@@ -80,17 +83,6 @@ pub enum Output {
 
 /// Receives output while a cell runs.
 pub type OutputSink = Arc<dyn Fn(Output) + Send + Sync>;
-
-/// A failed cell, as Jupyter reports it.
-#[derive(Clone, Debug)]
-pub struct CellError {
-    /// Error class (`CompilationError`, `Panic`, ...).
-    pub ename: String,
-    /// One-line summary.
-    pub evalue: String,
-    /// The readable report, one entry per line.
-    pub traceback: Vec<String>,
-}
 
 /// What a successful cell produced: its final value as a mime bundle (may be empty).
 pub type CellData = Vec<(String, String)>;
@@ -168,7 +160,7 @@ pub(crate) enum Request {
     Execute(
         String,
         Option<InputReader>,
-        oneshot::Sender<Result<CellData, CellError>>,
+        oneshot::Sender<Result<CellData, CellFailure>>,
     ),
     Complete(
         String,
@@ -239,16 +231,9 @@ impl Engine {
         &self,
         code: String,
         input: Option<InputReader>,
-    ) -> Result<CellData, CellError> {
+    ) -> Result<CellData, CellFailure> {
         if let Err(refusal) = text_limits::check_cell(&code) {
-            return Err(CellError {
-                ename: refusal.ename().into(),
-                evalue: refusal.to_string(),
-                traceback: vec![
-                    refusal.to_string(),
-                    "the cell did not run; the session is unchanged".into(),
-                ],
-            });
+            return Err(CellFailure::Refused(refusal));
         }
         if let Some(command) = commands::parse(&code) {
             let printed = match command {
@@ -263,11 +248,7 @@ impl Engine {
                     (self.sink)(Output::Text(Stream::Stdout, format!("{text}\n")));
                     Ok(Vec::new())
                 }
-                Err(e) => Err(CellError {
-                    ename: "SessionCommandError".into(),
-                    evalue: e.clone(),
-                    traceback: vec![e],
-                }),
+                Err(e) => Err(CellFailure::SessionCommand(e)),
             };
         }
         self.ask(|tx| Request::Execute(code, input, tx))
@@ -337,10 +318,9 @@ pub(crate) fn log_line(text: &str) {
     eprintln!("[tensorbook] {text}");
 }
 
-fn gone() -> CellError {
-    CellError {
-        ename: "EngineStopped".into(),
-        evalue: "the evaluation engine stopped".into(),
-        traceback: vec!["the evaluation engine stopped; restart the kernel".into()],
+fn gone() -> CellFailure {
+    CellFailure::Engine {
+        kind: EngineFailure::Stopped,
+        message: String::new(),
     }
 }

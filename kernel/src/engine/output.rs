@@ -15,7 +15,7 @@ use super::{Output, OutputSink, Stream};
 /// A panic seen on the evaluation process's stderr: evcxr reports a panicking cell as a
 /// success with a backtrace on stderr, so the kernel recognises the panic message and turns it
 /// into the cell's error (the backtrace frames are evcxr's own, and are dropped).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PanicReport {
     /// `thread '...' panicked at src/lib.rs:3:1:`
     pub location: String,

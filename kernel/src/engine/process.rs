@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Set when an interrupt killed the cell's build, so that its error reads as an interrupt
 /// rather than as whatever evcxr made of a compiler that vanished. One engine per process.
 static BUILD_STOPPED: AtomicBool = AtomicBool::new(false);
+static INTERRUPT_SENT: AtomicBool = AtomicBool::new(false);
 
 /// One row of the process table.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,9 +78,10 @@ pub fn stop_builds() {
     }
 }
 
-/// Forgets a stopped build: called as each cell starts.
+/// Forgets a stopped build and a sent interrupt: called as each cell starts.
 pub fn reset_build_stopped() {
     BUILD_STOPPED.store(false, Ordering::SeqCst);
+    INTERRUPT_SENT.store(false, Ordering::SeqCst);
 }
 
 /// Whether [`stop_builds`] killed a build since the cell started.
@@ -88,8 +90,15 @@ pub fn build_was_stopped() -> bool {
 }
 
 /// Asks the evaluation process to stop its cell at the runtime's next safe point.
+/// Remembers that it did (see [`interrupt_was_sent`]).
 pub fn interrupt(evaluation_process: &Child) {
+    INTERRUPT_SENT.store(true, Ordering::SeqCst);
     signal(evaluation_process.id(), libc::SIGINT);
+}
+
+/// Whether [`interrupt`] was called since the cell started.
+pub fn interrupt_was_sent() -> bool {
+    INTERRUPT_SENT.load(Ordering::SeqCst)
 }
 
 /// Raises this process's soft limit on open descriptors to its hard limit. Every host tensor of

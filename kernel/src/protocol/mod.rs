@@ -17,6 +17,7 @@
 pub mod completeness;
 pub mod connection;
 pub mod display;
+pub mod failure;
 pub mod history;
 pub mod kernelspec;
 pub mod requests;

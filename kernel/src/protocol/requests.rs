@@ -9,6 +9,7 @@ use tensorbook::contract::display::bundle_json;
 use tokio::sync::{mpsc, oneshot};
 
 use super::completeness::{is_complete, Completeness};
+use super::failure::jupyter_error;
 use super::history::History;
 use super::wire::{Message, Signer, PROTOCOL_VERSION};
 use crate::engine::{AnalysisError, Engine, InputReader, Output, OutputSink};
@@ -239,7 +240,9 @@ impl Kernel {
                         json!({ "status": "ok", "data": bundle_json(&data), "metadata": {} })
                     }
                     Err(e) => {
-                        json!({ "status": "error", "ename": e.ename, "evalue": e.evalue, "traceback": e.traceback })
+                        let mut error = jupyter_error(&e).to_json();
+                        error["status"] = json!("error");
+                        error
                     }
                 };
                 user_expressions.insert(name.clone(), value);
@@ -275,8 +278,7 @@ impl Kernel {
                 (self.reply(msg, reply), false)
             }
             Err(e) => {
-                let error =
-                    json!({ "ename": e.ename, "evalue": e.evalue, "traceback": e.traceback });
+                let error = jupyter_error(&e).to_json();
                 if !silent {
                     self.publish(msg, "error", error.clone());
                 }

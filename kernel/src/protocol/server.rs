@@ -19,10 +19,7 @@ use super::history::History;
 use super::requests::{log, output_sink, After, Kernel};
 use super::wire::{new_header, Message, Signer};
 use crate::engine::build_cache::SessionDir;
-use crate::engine::keeper::{self, Keeper};
-use crate::engine::state_dir::{self, StateDir};
-use crate::engine::vault::Vault;
-use crate::engine::{Engine, Revival};
+use crate::engine::session::Prepared;
 
 /// Conversions between zeromq's frames and plain byte vectors.
 mod bytes_compat {
@@ -52,8 +49,7 @@ pub async fn run(
     session_dir: Option<Arc<SessionDir>>,
 ) -> Result<(), String> {
     let info = connection::read(connection_file)?;
-    let state_dir = StateDir::create()?;
-    state_dir::start_session_default();
+    let prepared = Prepared::new(connection_file, &info.key)?;
 
     let signer = Arc::new(Signer::new(&info.key));
     let session = uuid::Uuid::new_v4().to_string();
@@ -93,35 +89,17 @@ pub async fn run(
     let parent: Arc<Mutex<Option<Message>>> = Arc::default();
     let sink = output_sink(iopub_tx.clone(), session.clone(), Arc::clone(&parent));
     display::start_listener(
-        &state_dir.display_socket(),
+        &prepared.display_socket(),
         iopub_tx.clone(),
         session.clone(),
         Arc::clone(&parent),
     )?;
-    // Without the vault the session still works; variables are then lost with the process.
-    let vault = Vault::start(&state_dir.keep_socket())
-        .map_err(|e| log(&format!("variables will not survive a restart: {e}")))
-        .ok();
-    // The session outlives this process through its keeper; a kernel started again on the
-    // same connection file after this one was killed takes the session back from it.
-    let revival = vault.as_ref().and_then(|vault| {
-        let socket = keeper::socket_path(connection_file, &info.key);
-        match Keeper::attach(&socket) {
-            Ok((keeper, snapshot)) => {
-                vault.set_keeper(keeper);
-                snapshot.map(|snapshot| Revival::adopt(vault, snapshot))
-            }
-            Err(e) => {
-                log(&format!("the session will not survive the kernel: {e}"));
-                None
-            }
-        }
-    });
+    let (engine, kernel_session) = prepared.start(sink, session_dir);
     let kernel = Arc::new(Kernel {
         signer: Arc::clone(&signer),
         session: session.clone(),
         iopub: iopub_tx,
-        engine: Engine::start(sink, session_dir.clone(), vault.clone(), revival),
+        engine,
         execution_count: Mutex::new(0),
         history: Mutex::new(History::open(&env::kernel_name())),
         parent,
@@ -145,16 +123,10 @@ pub async fn run(
         _ = control_task => {},
         _ = shell_task => {},
     }
-    // A shutdown request (a restart asked for too) ends the session: the keeper lets go.
-    if let Some(vault) = &vault {
-        vault.end_session();
-    }
-    if let Some(dir) = &session_dir {
-        dir.remove();
-    }
     // Let iopub flush the last idle before the process goes.
     tokio::time::sleep(Duration::from_millis(100)).await;
-    drop(state_dir);
+    // A shutdown request (a restart asked for too) ends the session: the keeper lets go.
+    kernel_session.end();
     Ok(())
 }
 
