@@ -121,15 +121,18 @@ fn tensors_ops_and_backends_know_no_environment_and_no_jupyter() {
                     "allocate.rs",
                     "buffer.rs",
                     "buffer_pool.rs",
+                    "client.rs",
                     "create.rs",
                     "display.rs",
                     "dtype.rs",
                     "element.rs",
                     "error.rs",
                     "host_vec.rs",
+                    "interrupt.rs",
                     "memory.rs",
                     "ops.rs",
                     "serving.rs",
+                    "shared_memory.rs",
                     "tensor.rs",
                 ]
                 .iter()

@@ -1,7 +1,7 @@
 //! The op set as methods on `Tensor`. Each op validates shapes, dtypes and axes (every result
 //! shape passes `check_shape`), asks [`resolve_device`] where to run, moves weak operands there
-//! and converts dtypes as Nx does, then hands an [`Op`] to [`backend::dispatch`], which checks
-//! the backend contract. Nothing here loops over elements.
+//! and converts dtypes as Nx does, then hands an [`Op`] to [`dispatch`], which checks
+//! placement once. Nothing here loops over elements.
 //!
 //! Where tensorbook deliberately differs from Nx, the method's docs say so.
 

@@ -156,7 +156,7 @@ fn matmul_typed<T: Element>(a: &[T], b: &[T], d: MatmulDims) -> Result<Buffer> {
 
 super::host_buffer_backend!(BinaryBackend);
 
-/// The op set on host buffers, one method per [`Op`] variant.
+/// The op set on host buffers, one method per [`Op`](crate::ir::Op) variant.
 impl Kernels for BinaryBackend {
     type Buffer = Buffer;
 

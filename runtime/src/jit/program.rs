@@ -1,6 +1,6 @@
 //! A compiled program: a traced graph turned into instructions for one device (dead nodes
 //! dropped, elementwise regions fused where the device fuses), run without calling the
-//! function again. Every instruction goes through `backend::dispatch`, so the backend
+//! function again. Every instruction goes through `memory::dispatch`, so the backend
 //! contract holds for compiled code as for eager code.
 
 use std::sync::Arc;

@@ -40,7 +40,7 @@ pub use matmul::{gemm_name, system_blas_dot};
 
 super::host_buffer_backend!(HostBackend);
 
-/// The op set on host buffers, one method per [`Op`] variant.
+/// The op set on host buffers, one method per [`Op`](crate::ir::Op) variant.
 impl Kernels for HostBackend {
     type Buffer = Buffer;
 
