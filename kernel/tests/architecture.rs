@@ -534,3 +534,41 @@ fn a_backend_never_sees_another_backends_memory() {
         );
     }
 }
+
+#[test]
+fn the_runtime_is_a_facade_and_its_test_hooks_need_a_feature() {
+    let lib = std::fs::read_to_string(repo().join("runtime/src/lib.rs")).expect("lib.rs");
+    let lines: Vec<&str> = lib.lines().map(str::trim).collect();
+    // The faces towards the kernel and the cells, and the tools; everything else is reached
+    // through the re-exports at the root.
+    let public = [
+        "bench",
+        "cell_runtime",
+        "contract",
+        "data",
+        "keep",
+        "notebook",
+        "testing",
+    ];
+    for (i, line) in lines.iter().enumerate() {
+        if let Some(name) = line.strip_prefix("pub mod ") {
+            let name = name.trim_end_matches(';');
+            assert!(
+                public.contains(&name),
+                "lib.rs:{}: `pub mod {name}`: runtime modules are private; re-export what users name",
+                i + 1
+            );
+            if name == "testing" {
+                assert_eq!(
+                    lines.get(i.wrapping_sub(1)).copied(),
+                    Some("#[cfg(feature = \"test-hooks\")]"),
+                    "the test hooks are only built with the `test-hooks` feature"
+                );
+            }
+        }
+    }
+    assert!(
+        lines.iter().filter(|l| l.starts_with("mod ")).count() > 20,
+        "the runtime's modules were not found private in lib.rs"
+    );
+}

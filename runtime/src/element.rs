@@ -50,7 +50,7 @@ pub trait Element:
     fn abs(self) -> Self;
     /// Formats the value as Nx prints it: shortest round-trip form, `NaN`, `Inf`, `-Inf`.
     fn format(self) -> String;
-    /// Wraps a vector of this type into a [`Buffer`].
+    /// Wraps a vector of this type into a host buffer.
     fn into_buffer(v: impl Into<HostVec<Self>>) -> Buffer;
     /// Borrows the elements of a buffer if it holds this type.
     fn slice_of(b: &Buffer) -> Option<&[Self]>;

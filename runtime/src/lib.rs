@@ -22,37 +22,43 @@
 
 #![warn(missing_docs)]
 
-pub mod allocate;
-pub mod backend;
+// The modules are private: what a user names is re-exported below. The public modules are the
+// runtime's faces towards the kernel and the cells (`contract`, `keep`, `notebook`,
+// `cell_runtime`) and its tools (`bench`, `data`); test hooks are in `testing`, behind the
+// `test-hooks` feature the runtime's own suites enable.
+mod allocate;
+mod backend;
 pub mod bench;
-pub mod buffer;
-pub mod buffer_pool;
+mod buffer;
+mod buffer_pool;
 pub mod cell_runtime;
-pub mod client;
+mod client;
 pub mod contract;
-pub mod create;
+mod create;
 pub mod data;
-pub mod device;
-pub mod display;
-pub mod dtype;
-pub mod element;
-pub mod error;
-pub mod evcxr_display;
-pub mod host_memory;
-pub mod host_vec;
-pub mod interrupt;
-pub mod ir;
-pub mod jit;
+mod device;
+mod display;
+mod dtype;
+mod element;
+mod error;
+mod evcxr_display;
+mod host_memory;
+mod host_vec;
+mod interrupt;
+mod ir;
+mod jit;
 pub mod keep;
-pub mod memory;
+mod memory;
 pub mod notebook;
-pub mod ops;
-pub mod serving;
-pub mod session;
-pub mod settings;
-pub mod shape;
-pub mod shared_memory;
-pub mod tensor;
+mod ops;
+mod serving;
+mod session;
+mod settings;
+mod shape;
+mod shared_memory;
+mod tensor;
+#[cfg(feature = "test-hooks")]
+pub mod testing;
 
 pub use client::{client_info, clients, devices, ClientInfo};
 pub use create::{on, Factory};
@@ -62,7 +68,10 @@ pub use dtype::DType;
 pub use element::{Element, Float};
 pub use error::{Error, Result};
 pub use interrupt::sleep;
-pub use jit::{jit, jit_apply, jit_cached, stream, stream_cached, Jit, Stream};
+pub use jit::{
+    arity, jit, jit_apply, jit_cached, stream, stream_cached, Compilation, Jit, JitArgs, JitFn,
+    JitOutput, Stats, Stream, Template,
+};
 pub use notebook::{
     clear_output, display, input, input_password, keep_output_flowing, DisplayHandle, Displayable,
     Html, Svg,
@@ -74,6 +83,7 @@ pub use session::{
     set_default_device, ClientSpec,
 };
 pub use settings::{
-    set_host_device_count, set_host_memory_limit, set_sim_device_count, set_sim_memory_limit,
+    set_host_device_count, set_host_memory_limit, set_shared_host_memory, set_sim_device_count,
+    set_sim_memory_limit,
 };
 pub use tensor::Tensor;

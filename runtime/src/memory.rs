@@ -81,11 +81,6 @@ impl Memory {
         }
     }
 
-    /// True when there is no element.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The host buffer, when the elements are in host memory.
     pub fn as_host(&self) -> Option<&Buffer> {
         match self {

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{accelerators, enable_sim, global_settings};
-use tensorbook::backend::sim;
+use tensorbook::testing::sim;
 use tensorbook::{
     on, set_default_device, set_sim_memory_limit, DType, Device, Error, Leftover, Serving, Tensor,
 };

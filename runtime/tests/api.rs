@@ -175,7 +175,7 @@ fn an_impossible_allocation_is_an_error_not_an_abort() {
 /// overcommit would have said yes and then filled memory for a minute.
 #[test]
 fn an_allocation_larger_than_the_machine_is_refused_up_front() {
-    let Some(available) = tensorbook::host_memory::available() else {
+    let Some(available) = tensorbook::testing::available_host_memory() else {
         println!("skipped: /proc/meminfo has no MemAvailable here");
         return;
     };

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{conform, random};
-use tensorbook::buffer_pool::{held_bytes, release, MAX_BUFFERS, MAX_BYTES};
+use tensorbook::testing::buffer_pool::{held_bytes, release, MAX_BUFFERS, MAX_BYTES};
 use tensorbook::{on, DType, Device};
 
 #[test]

@@ -22,7 +22,7 @@ fn products_without_a_system_blas_match_binary() {
         );
     }
     assert_eq!(
-        tensorbook::backend::host::blas_library(),
+        tensorbook::testing::blas_library(),
         None,
         "TENSORBOOK_BLAS=none leaves host on the gemm crate"
     );

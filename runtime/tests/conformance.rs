@@ -167,7 +167,7 @@ proptest! {
 fn large_shapes_take_the_fast_paths() {
     println!(
         "host's system BLAS: {:?}",
-        tensorbook::backend::host::blas_library()
+        tensorbook::testing::blas_library()
     );
     let a = random(1, DType::F32, &[300, 784]);
     let w = random(2, DType::F32, &[784, 10]);

@@ -5,7 +5,7 @@
 
 mod common;
 
-use tensorbook::backend::cuda;
+use tensorbook::testing::cuda;
 use tensorbook::{client_info, on, set_default_client, Client, DType, Device, Error};
 
 /// Loads the project's own NVRTC (PyPI's nvidia-cuda-nvrtc-cu12 in `.venv`, pinned in

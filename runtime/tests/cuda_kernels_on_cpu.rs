@@ -13,10 +13,10 @@ use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
 use common::{close, random, with_nans};
-use tensorbook::backend::cuda;
-use tensorbook::backend::cuda::kernels::{self, ShapeArg, ViewArg};
-use tensorbook::ir::{BinaryOp, ReduceOp, Strided, UnaryOp};
-use tensorbook::shape::{broadcast_shapes, broadcast_strides, strides};
+use tensorbook::testing::cuda;
+use tensorbook::testing::cuda::kernels::{self, ShapeArg, ViewArg};
+use tensorbook::testing::ir::{BinaryOp, ReduceOp, Strided, UnaryOp};
+use tensorbook::testing::{broadcast_shapes, broadcast_strides, strides};
 use tensorbook::{on, DType, Device, Tensor};
 
 /// CUDA's built-ins for a host compiler. `blockIdx`, `threadIdx`, `blockDim` and `gridDim` are
@@ -562,11 +562,11 @@ fn generated_fused_kernels_match_binary() {
         };
         // The kernel's part: the region, folded per row when the reduction is trailing.
         let expected = match &kernel.then_reduce {
-            None => tensorbook::jit::run_fused(&region, &inputs, Device::BINARY).unwrap(),
+            None => tensorbook::testing::run_fused(&region, &inputs, Device::BINARY).unwrap(),
             Some(_) => {
                 let mut whole = (*region).clone();
                 whole.reduce = None;
-                tensorbook::jit::run_fused(&whole, &inputs, Device::BINARY).unwrap()
+                tensorbook::testing::run_fused(&whole, &inputs, Device::BINARY).unwrap()
             }
         };
         let raws: Vec<Vec<u64>> = inputs.iter().map(raw).collect();

@@ -11,7 +11,8 @@ use std::time::Duration;
 use common::{close, enable_sim, global_settings, random};
 use proptest::prelude::*;
 use proptest::sample::select;
-use tensorbook::jit::{is_placeholder, Jit};
+use tensorbook::testing::is_placeholder;
+use tensorbook::Jit;
 use tensorbook::{
     jit, jit_apply, jit_cached, on, set_default_device, stream, stream_cached, DType, Device,
     Error, Result, Serving, Tensor,
@@ -563,13 +564,13 @@ fn send_waits_for_another_handle_to_receive() {
 fn hand_written_fused_regions_run_the_same_on_every_device() {
     enable_sim();
     for (name, region, inputs) in common::regions::regions() {
-        let reference = tensorbook::jit::run_fused(&region, &inputs, Device::BINARY).unwrap();
+        let reference = tensorbook::testing::run_fused(&region, &inputs, Device::BINARY).unwrap();
         for device in tensorbook::devices() {
             let placed: Vec<Tensor> = inputs
                 .iter()
                 .map(|t| t.backend_copy(device).unwrap())
                 .collect();
-            let got = tensorbook::jit::run_fused(&region, &placed, device).unwrap();
+            let got = tensorbook::testing::run_fused(&region, &placed, device).unwrap();
             assert_eq!(got.device(), device);
             let on_binary = got.backend_copy(Device::BINARY).unwrap();
             let expected = reference.clone();

@@ -296,7 +296,7 @@ mod tests {
         use tensorbook::{DType, Tensor};
         let dir = tempfile::tempdir().unwrap();
         let vault = Vault::start(&dir.path().join("keep.sock")).unwrap();
-        tensorbook::settings::set_shared_host_memory(true);
+        tensorbook::set_shared_host_memory(true);
         let big = Tensor::iota(DType::F32, &[1 << 19], None).unwrap();
         let small = Tensor::iota(DType::S64, &[3], None).unwrap();
         let n: i64 = -7;

@@ -257,16 +257,6 @@ impl SimBuffer {
         self.len
     }
 
-    /// True when there is no element.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// True once the work producing the elements has run.
-    pub fn is_ready(&self) -> bool {
-        self.slot.value.get().is_some()
-    }
-
     /// Waits for the elements; a failure of the work that produces them is returned here.
     fn wait(&self, op: &'static str) -> Result<&Buffer> {
         self.slot.wait().as_ref().map_err(|e| Error::Device {

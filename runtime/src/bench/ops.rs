@@ -315,7 +315,7 @@ pub trait Reference {
 const AFTER_BLAS: Duration = Duration::from_millis(200);
 
 /// Times every case whose name contains `filter` on each device, then on numpy (see
-/// [`Reference`]), each side for at least `runs.timed` runs and [`LEAST_TIMED`], and reports
+/// [`Reference`]), each side for at least `runs.timed` runs and `LEAST_TIMED`, and reports
 /// the medians. `numpy` is the reference, or why there is none.
 pub fn run(
     devices: &[Device],

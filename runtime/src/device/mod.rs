@@ -12,7 +12,7 @@ pub enum Client {
     Host,
     /// NVIDIA GPUs through cudarc.
     Cuda,
-    /// The simulated accelerator (off unless enabled, see [`crate::backend::sim`]): memory of
+    /// The simulated accelerator (off unless enabled, see `backend/sim.rs`): memory of
     /// its own kind, work queued on its own thread, a memory limit. It exists so that what the
     /// cuda backend decides on the host side is tested on machines without a GPU.
     Sim,

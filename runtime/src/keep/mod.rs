@@ -2,7 +2,7 @@
 //!
 //! Every cell that stores variables calls [`keep_variables!`](crate::keep_variables) with each
 //! of them (the kernel sets it as evcxr's variable hook). A host tensor's memory is moved into
-//! shared memory if it is not there yet ([`crate::shared_memory`]) and its file goes to the
+//! shared memory if it is not there yet (`shared_memory.rs`) and its file goes to the
 //! kernel, which holds it; a plain value goes as text ([`value`]); anything else is named as
 //! lost, with its type. After a restart the kernel runs a cell that binds each variable again
 //! with [`restore_tensor`] or [`restore_value`]: a tensor maps the same memory (no copy).

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use tensorbook::ir::fused::{Arg, Fused, FusedInput, Step, StepOp};
-use tensorbook::ir::{BinaryOp, ReduceOp, Strided, UnaryOp};
+use tensorbook::testing::ir::fused::{Arg, Fused, FusedInput, Step, StepOp};
+use tensorbook::testing::ir::{BinaryOp, ReduceOp, Strided, UnaryOp};
 use tensorbook::{on, DType, Device, Tensor};
 
 use super::{random, with_nans};

@@ -43,11 +43,6 @@ impl CudaBuffer {
         self.len
     }
 
-    /// True when there is no element.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The device ordinal (`cuda:N`).
     pub fn ordinal(&self) -> usize {
         self.ordinal
