@@ -6,10 +6,15 @@ cd "$(dirname "$0")/.."
 
 python=${PYTHON:-python3}
 stamp=.venv/.requirements.sha
-want=$(sha256sum install/requirements.txt | cut -d' ' -f1)
+translator=python/tensorbook-papermill
+want=$(cat install/requirements.txt "$translator/pyproject.toml" "$translator/tensorbook_papermill.py" \
+  | sha256sum | cut -d' ' -f1)
 if [ -x .venv/bin/python ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
 "$python" -m venv .venv
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -r install/requirements.txt
+# papermill's parameters for the Rust notebooks: an entry point papermill loads when imported.
+.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps "./$translator"
+rm -rf "$translator/build" "$translator"/*.egg-info
 echo "$want" > "$stamp"
