@@ -58,6 +58,28 @@ pub trait Element:
     fn vec_of(b: Buffer) -> Result<HostVec<Self>, Buffer>;
 }
 
+/// An element type's place in a [`Buffer`]: the variant that holds it, shared by the float and
+/// integer impls below.
+macro_rules! buffer_place {
+    ($variant:ident) => {
+        fn into_buffer(v: impl Into<HostVec<Self>>) -> Buffer {
+            Buffer::$variant(v.into())
+        }
+        fn vec_of(b: Buffer) -> Result<HostVec<Self>, Buffer> {
+            match b {
+                Buffer::$variant(v) => Ok(v),
+                other => Err(other),
+            }
+        }
+        fn slice_of(b: &Buffer) -> Option<&[Self]> {
+            match b {
+                Buffer::$variant(v) => Some(v),
+                _ => None,
+            }
+        }
+    };
+}
+
 macro_rules! float_element {
     ($t:ty, $d:expr, $variant:ident) => {
         impl Element for $t {
@@ -112,21 +134,7 @@ macro_rules! float_element {
                     format!("{:?}", self)
                 }
             }
-            fn into_buffer(v: impl Into<HostVec<Self>>) -> Buffer {
-                Buffer::$variant(v.into())
-            }
-            fn vec_of(b: Buffer) -> Result<HostVec<Self>, Buffer> {
-                match b {
-                    Buffer::$variant(v) => Ok(v),
-                    other => Err(other),
-                }
-            }
-            fn slice_of(b: &Buffer) -> Option<&[Self]> {
-                match b {
-                    Buffer::$variant(v) => Some(v),
-                    _ => None,
-                }
-            }
+            buffer_place!($variant);
         }
     };
 }
@@ -207,21 +215,7 @@ macro_rules! int_element {
             fn format(self) -> String {
                 self.to_string()
             }
-            fn into_buffer(v: impl Into<HostVec<Self>>) -> Buffer {
-                Buffer::$variant(v.into())
-            }
-            fn vec_of(b: Buffer) -> Result<HostVec<Self>, Buffer> {
-                match b {
-                    Buffer::$variant(v) => Ok(v),
-                    other => Err(other),
-                }
-            }
-            fn slice_of(b: &Buffer) -> Option<&[Self]> {
-                match b {
-                    Buffer::$variant(v) => Some(v),
-                    _ => None,
-                }
-            }
+            buffer_place!($variant);
         }
     };
 }
