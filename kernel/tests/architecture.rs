@@ -295,7 +295,11 @@ fn expand(tree: &str) -> Vec<Vec<String>> {
         }
     }
     items.push(&group[last..]);
-    let mut out = vec![prefix.clone()];
+    // A group names its items; the prefix itself only when the group holds `self`.
+    let mut out = Vec::new();
+    if items.iter().any(|i| i.trim() == "self") {
+        out.push(prefix.clone());
+    }
     for item in items
         .into_iter()
         .filter(|i| !i.trim().is_empty() && i.trim() != "self")
@@ -309,9 +313,9 @@ fn expand(tree: &str) -> Vec<Vec<String>> {
     out
 }
 
-/// Paths written `crate::a::b`, `super::a` or `self::a` (groups included) in the code (not
-/// comments) of one file, as module paths from the crate root. A parent's plain `child::x`
-/// is not counted: declaring a child module is not an import.
+/// Paths written `crate::a::b`, `super::a`, `self::a` or `child::a` through a module the file
+/// declares (groups included) in the code (not comments) of one file, as module paths from the
+/// crate root. Declaring a child module is not an import; using or re-exporting its items is.
 fn paths_in(module: &[String], text: &str) -> Vec<Vec<String>> {
     let code: String = text
         .lines()
@@ -325,7 +329,19 @@ fn paths_in(module: &[String], text: &str) -> Vec<Vec<String>> {
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let bytes = code.as_bytes();
     let mut out = Vec::new();
-    for head in ["crate::", "super::", "self::"] {
+    let children: Vec<String> = code
+        .split(';')
+        .filter_map(|s| {
+            let s = s.trim_end();
+            let at = s.rfind("mod ")?;
+            let name = &s[at + 4..];
+            (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+                .then(|| format!("{name}::"))
+        })
+        .collect();
+    let mut heads: Vec<String> = vec!["crate::".into(), "super::".into(), "self::".into()];
+    heads.extend(children);
+    for head in heads.iter().map(String::as_str) {
         let mut from = 0;
         while let Some(at) = code[from..].find(head) {
             let start = from + at;
@@ -364,7 +380,12 @@ fn paths_in(module: &[String], text: &str) -> Vec<Vec<String>> {
                 let mut path = match head {
                     "crate::" => Vec::new(),
                     "super::" => here[..here.len().saturating_sub(1)].to_vec(),
-                    _ => here.clone(),
+                    "self::" => here.clone(),
+                    child => {
+                        let mut p = here.clone();
+                        p.push(child.trim_end_matches("::").to_string());
+                        p
+                    }
                 };
                 for seg in tail {
                     if seg == "super" {
@@ -465,7 +486,7 @@ fn the_runtime_has_no_import_circle() {
     }
     assert!(
         circles.is_empty(),
-        "the runtime's files import in a circle (`crate::`, `super::` or child paths):\n{}",
+        "the runtime's files import in a circle (`crate::`, `super::`, `self::` or child paths):\n{}",
         circles.join("\n")
     );
 }
@@ -495,6 +516,15 @@ fn the_import_check_sees_a_circle() {
     assert!(group.contains(&vec!["jit".to_string(), "program".to_string()]));
     let inline = paths_in(&["a".into()], "mod inner { use super::b; }");
     assert_eq!(inline, vec![vec!["a".to_string(), "b".to_string()]]);
+    let child = paths_in(&["ir".into()], "pub mod fused;\npub use fused::Fused;");
+    assert_eq!(
+        child,
+        vec![vec![
+            "ir".to_string(),
+            "fused".to_string(),
+            "Fused".to_string()
+        ]]
+    );
 }
 
 #[test]

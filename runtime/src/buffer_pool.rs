@@ -90,6 +90,7 @@ pub fn take<T: Element>(len: usize) -> Option<HostVec<T>> {
 }
 
 /// Bytes the pool holds now.
+#[cfg(any(test, feature = "test-hooks"))]
 pub fn held_bytes() -> usize {
     POOL.lock()
         .unwrap_or_else(|e| e.into_inner())

@@ -176,7 +176,8 @@ pub unsafe extern "C" fn tensorbook_session_command(
 
 /// The value as something `:vars` describes, for each type it describes.
 fn describable(value: &dyn Any) -> Option<&dyn crate::notebook::Describe> {
-    use crate::jit::{Jit, Stream};
+    use crate::jit::stream::Stream;
+    use crate::jit::Jit;
     use crate::tensor::Tensor;
     if let Some(v) = value.downcast_ref::<Tensor>() {
         return Some(v);

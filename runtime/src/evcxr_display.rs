@@ -4,7 +4,8 @@
 //! turns into the cell's rich result. Kept apart so that the core (tensors, ops, backends,
 //! the compiler, the display's text and HTML) knows no notebook.
 
-use crate::jit::{Jit, JitOutput, Stream};
+use crate::jit::stream::Stream;
+use crate::jit::{Jit, JitOutput};
 use crate::tensor::Tensor;
 
 /// Prints a mime bundle between evcxr's content markers.

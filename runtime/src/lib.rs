@@ -68,9 +68,9 @@ pub use dtype::DType;
 pub use element::{Element, Float};
 pub use error::{Error, Result};
 pub use interrupt::sleep;
+pub use jit::stream::{stream, stream_cached, Stream};
 pub use jit::{
-    arity, jit, jit_apply, jit_cached, stream, stream_cached, Compilation, Jit, JitArgs, JitFn,
-    JitOutput, Stats, Stream, Template,
+    arity, jit, jit_apply, jit_cached, Compilation, Jit, JitArgs, JitFn, JitOutput, Stats, Template,
 };
 pub use notebook::{
     clear_output, display, input, input_password, keep_output_flowing, DisplayHandle, Displayable,

@@ -342,7 +342,7 @@ impl<O: crate::jit::JitOutput> Describe for crate::jit::Jit<O> {
     }
 }
 
-impl Describe for crate::jit::Stream {
+impl Describe for crate::jit::stream::Stream {
     fn describe(&self, name: &str) -> variables::TensorDescription {
         other(name, self.summary())
     }

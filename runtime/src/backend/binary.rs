@@ -162,7 +162,7 @@ impl Kernels for BinaryBackend {
 
     /// A fused region, one materialised step at a time: the reference for every fusion.
     fn fused(&self, f: &Fused, given: &[&Buffer]) -> Result<Buffer> {
-        crate::ir::fused::run_stepwise(f, given, |op, ins| route(self, op, ins))
+        crate::ir::stepwise::run_stepwise(f, given, |op, ins| route(self, op, ins))
     }
 
     fn binary(

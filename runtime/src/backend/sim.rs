@@ -278,6 +278,7 @@ impl fmt::Debug for SimBuffer {
 }
 
 /// Bytes copied from `sim:id` to the host so far (downloads and gathers).
+#[cfg(any(test, feature = "test-hooks"))]
 pub fn bytes_to_host(id: usize) -> u64 {
     device(id)
         .map(|d| d.to_host.load(Ordering::Acquire))
@@ -285,6 +286,7 @@ pub fn bytes_to_host(id: usize) -> u64 {
 }
 
 /// Bytes of `sim:id`'s memory held by live buffers.
+#[cfg(any(test, feature = "test-hooks"))]
 pub fn memory_in_use(id: usize) -> u64 {
     device(id)
         .map(|d| d.used.load(Ordering::Acquire))
@@ -292,6 +294,7 @@ pub fn memory_in_use(id: usize) -> u64 {
 }
 
 /// Ops queued on `sim:id` that have not started yet (held by [`pause`], or waiting their turn).
+#[cfg(any(test, feature = "test-hooks"))]
 pub fn pending(id: usize) -> usize {
     device(id)
         .map(|d| d.pending.load(Ordering::Acquire))
@@ -300,6 +303,7 @@ pub fn pending(id: usize) -> usize {
 
 /// Holds `sim:id`'s queue: work is accepted but not run until [`resume`] (for tests that
 /// observe queued work). Reading a value of a paused device waits until it resumes.
+#[cfg(any(test, feature = "test-hooks"))]
 pub fn pause(id: usize) -> Result<()> {
     let d = device(id)?;
     *d.paused.lock().unwrap_or_else(|e| e.into_inner()) = true;
@@ -307,6 +311,7 @@ pub fn pause(id: usize) -> Result<()> {
 }
 
 /// Lets `sim:id`'s queue run again.
+#[cfg(any(test, feature = "test-hooks"))]
 pub fn resume(id: usize) -> Result<()> {
     let d = device(id)?;
     *d.paused.lock().unwrap_or_else(|e| e.into_inner()) = false;

@@ -25,7 +25,7 @@
 pub(crate) mod fuse;
 pub(crate) mod graph;
 pub(crate) mod program;
-mod stream;
+pub(crate) mod stream;
 pub(crate) mod trace;
 
 use std::collections::HashMap;
@@ -40,7 +40,6 @@ use crate::session::resolve_compiled_device;
 use crate::tensor::Tensor;
 
 pub use program::Stats;
-pub use stream::{stream, stream_cached, Stream};
 
 use graph::Graph;
 use graph::Output;
@@ -527,6 +526,7 @@ pub fn is_placeholder(t: &Tensor) -> bool {
 /// Runs one fused region on `device` over `inputs` (one per [`crate::ir::fused::Fused`]
 /// input, already there): how the suites check each backend's fused path against binary's
 /// step-by-step reference, with regions written out by hand.
+#[cfg(any(test, feature = "test-hooks"))]
 pub fn run_fused(
     fused: &crate::ir::fused::Fused,
     inputs: &[Tensor],

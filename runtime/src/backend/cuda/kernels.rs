@@ -112,6 +112,7 @@ pub fn source() -> String {
 }
 
 /// Every kernel name the source defines (the NVRTC check looks for each in the PTX).
+#[cfg(any(test, feature = "test-hooks"))]
 pub fn all_names() -> Vec<String> {
     let mut names = Vec::new();
     for dtype in DType::ALL {

@@ -36,12 +36,14 @@ use crate::shape::{numel, strides};
 /// Compiles every kernel with NVRTC for `arch` (e.g. `compute_90`; `None`: NVRTC's default)
 /// and returns the PTX. This needs only libnvrtc, not a GPU, so the kernels' source is checked
 /// on machines without one. `None` when libnvrtc cannot be loaded.
+#[cfg(any(test, feature = "test-hooks"))]
 pub fn compile_kernels(arch: Option<&'static str>) -> Option<std::result::Result<String, String>> {
     compile_source(&kernels::source(), arch)
 }
 
 /// Compiles any source (a generated kernel's) with NVRTC, as [`compile_kernels`] does;
 /// `None` where libnvrtc cannot be loaded.
+#[cfg(any(test, feature = "test-hooks"))]
 pub fn compile_source(
     source: &str,
     arch: Option<&'static str>,
@@ -593,7 +595,7 @@ impl Kernels for CudaBackend {
         };
         let device = Device::cuda(ordinal);
         let Ok(kernel) = fused::kernel(f) else {
-            return crate::ir::fused::run_stepwise(f, given, |op, ins| {
+            return crate::ir::stepwise::run_stepwise(f, given, |op, ins| {
                 self.execute(device, op, ins)
             });
         };
