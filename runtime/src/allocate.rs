@@ -104,6 +104,15 @@ pub fn checked_len(shape: &[usize], dtype: DType) -> Result<usize> {
     Ok(crate::shape::numel(shape))
 }
 
+/// Host elements as an owned buffer: moved when already owned, otherwise copied with the
+/// checks of [`try_reserve`] (what a copy through host memory uploads).
+pub fn owned(host: std::borrow::Cow<'_, Buffer>) -> Result<Buffer> {
+    match host {
+        std::borrow::Cow::Borrowed(b) => b.try_clone(),
+        std::borrow::Cow::Owned(b) => Ok(b),
+    }
+}
+
 impl Buffer {
     /// A buffer of `len` copies of `value` (converted from f64) of the given dtype.
     pub fn filled(dtype: DType, len: usize, value: f64, shape: &[usize]) -> Result<Buffer> {

@@ -124,13 +124,7 @@ impl Memory {
         match (self, to.client) {
             (Memory::Cuda(c), Client::Cuda) => Ok(Memory::Cuda(CudaBackend.copy(c, to)?)),
             (Memory::Sim(s), Client::Sim) => Ok(Memory::Sim(SimBackend.copy(s, to)?)),
-            _ => {
-                let owned = match self.to_host()? {
-                    Cow::Borrowed(b) => b.try_clone()?,
-                    Cow::Owned(b) => b,
-                };
-                Memory::place(owned, to)
-            }
+            _ => Memory::place(crate::allocate::owned(self.to_host()?)?, to),
         }
     }
 }

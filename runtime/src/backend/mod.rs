@@ -127,11 +127,7 @@ pub trait Backend: Send + Sync {
     /// A copy of `memory` on another device `to` of this backend. The default goes through
     /// host memory; a backend with a direct path overrides it.
     fn copy(&self, memory: &Self::Buffer, to: Device) -> Result<Self::Buffer> {
-        let owned = match self.download(memory)? {
-            Cow::Borrowed(b) => b.try_clone()?,
-            Cow::Owned(b) => b,
-        };
-        self.upload(to, owned)
+        self.upload(to, crate::allocate::owned(self.download(memory)?)?)
     }
 }
 
