@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use tensorbook::bench::{self, jit, ops, MatmulBench, Progress, Runs};
+use tensorbook::bench::{self, jit, ops, train, MatmulBench, Progress, Runs};
 use tensorbook::contract::env;
 use tensorbook::DType;
 
@@ -162,7 +162,73 @@ pub fn run(what: BenchWhat) -> Result<(), String> {
             }
             Ok(())
         }
+        BenchWhat::Train {
+            devices,
+            batch,
+            runs,
+            python,
+            json,
+        } => {
+            let config = train::TrainBench {
+                devices: bench::parse_devices(&devices).map_err(|e| e.to_string())?,
+                batch,
+                runs: Runs {
+                    warmup: 2,
+                    timed: runs,
+                },
+            };
+            let jax = time_jax(python, &config);
+            let figures =
+                train::run(&config, jax, &mut Bar { bar: None }).map_err(|e| e.to_string())?;
+            if json {
+                let mut value = figures.report.to_json();
+                value["jit_over_eager"] = per_device(&figures.jit_over_eager);
+                value["jit_over_jax"] = per_device(&figures.jit_over_jax);
+                println!("{value}");
+            } else {
+                print!("{}", figures.report.table());
+            }
+            Ok(())
+        }
     }
+}
+
+/// JAX's median step for `bench train` in seconds, from [`train::JAX_SCRIPT`] run with the
+/// chosen Python (as numpy's), or why there is none.
+fn time_jax(python: Option<String>, config: &train::TrainBench) -> Result<f64, String> {
+    let python = python_for_numpy(python);
+    if python == "none" {
+        return Err("left out (--python none)".into());
+    }
+    let output = Command::new(&python)
+        .arg("-c")
+        .arg(train::JAX_SCRIPT)
+        .arg(config.batch.to_string())
+        .arg(config.runs.warmup.to_string())
+        .arg(config.runs.timed.max(1).to_string())
+        .output()
+        .map_err(|e| format!("cannot run {python}: {e}"))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let line = text.lines().last().unwrap_or("");
+    let value: serde_json::Value = serde_json::from_str(line).map_err(|_| {
+        let err = String::from_utf8_lossy(&output.stderr);
+        format!(
+            "{python} printed no timing: {}",
+            err.lines().last().unwrap_or("no output")
+        )
+    })?;
+    if let Some(why) = value["error"].as_str() {
+        return Err(format!("skipped: {why} ({python})"));
+    }
+    let median = value["median_s"]
+        .as_f64()
+        .ok_or_else(|| format!("{python} printed no median: {line}"))?;
+    eprintln!(
+        "JAX {} on {} ({python})",
+        value["jax"].as_str().unwrap_or("?"),
+        value["device"].as_str().unwrap_or("?")
+    );
+    Ok(median)
 }
 
 /// `{"host:0": ratio, ...}`.

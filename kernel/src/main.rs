@@ -129,6 +129,25 @@ enum BenchWhat {
         #[arg(long)]
         json: bool,
     },
+    /// One training step (value_and_grad + SGD update) of notebook 05's 784-50-10 network,
+    /// eager and jit per device, beside JAX's jit on the CPU timed in the same run.
+    Train {
+        /// Devices in order; unavailable ones are skipped.
+        #[arg(long, default_value = "host")]
+        devices: String,
+        /// Images per step.
+        #[arg(long, default_value_t = 10_000)]
+        batch: usize,
+        /// Timed runs per row (the median is reported).
+        #[arg(long, default_value_t = 9)]
+        runs: usize,
+        /// The Python with JAX (the project's .venv by default); `none` leaves JAX out.
+        #[arg(long)]
+        python: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]

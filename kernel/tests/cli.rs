@@ -281,3 +281,59 @@ fn bench_ops_sets_numpy_beside_each_device() {
     );
     assert!(text.contains("numpy: left out"), "{text}");
 }
+
+#[test]
+fn bench_train_sets_jax_beside_host_eager_and_jit() {
+    let venv = concat!(env!("CARGO_MANIFEST_DIR"), "/../.venv/bin/python");
+    let with_jax = std::path::Path::new(venv).is_file();
+    let python = if with_jax {
+        venv
+    } else {
+        "/nonexistent/python"
+    };
+    let v = json_of(&[
+        "bench",
+        "train",
+        "--batch",
+        "500",
+        "--runs",
+        "1",
+        "--devices",
+        "host,cuda",
+        "--python",
+        python,
+        "--json",
+    ]);
+    let labels: Vec<&str> = v["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["label"].as_str())
+        .collect();
+    assert!(
+        labels.contains(&"sgd step 784-50-10 x500 eager")
+            && labels.contains(&"sgd step 784-50-10 x500 jit"),
+        "{v}"
+    );
+    assert!(
+        v["jit_over_eager"]["host:0"]
+            .as_f64()
+            .is_some_and(|r| r > 0.0),
+        "{v}"
+    );
+    let notes = v["notes"].to_string();
+    if with_jax {
+        assert!(
+            v["jit_over_jax"]["host:0"]
+                .as_f64()
+                .is_some_and(|r| r > 0.0),
+            "JAX is pinned in the project's .venv, so it is timed: {v}"
+        );
+    } else {
+        assert!(notes.contains("/nonexistent/python"), "{v}");
+    }
+    // Without a GPU the cuda rows are skips that say why, never timings.
+    if !tensorbook::client_info(tensorbook::Client::Cuda).available {
+        assert!(v["rows"].to_string().contains("skipped"), "{v}");
+    }
+}

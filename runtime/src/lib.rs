@@ -32,6 +32,7 @@ pub mod bench;
 mod buffer;
 mod buffer_pool;
 pub mod cell_runtime;
+mod chart;
 mod client;
 pub mod contract;
 mod create;
@@ -60,6 +61,7 @@ mod tensor;
 #[cfg(feature = "test-hooks")]
 pub mod testing;
 
+pub use chart::line_chart;
 pub use client::{client_info, clients, devices, ClientInfo};
 pub use create::{on, Factory};
 pub use device::{Client, Device, MemoryKind};
@@ -68,6 +70,7 @@ pub use dtype::DType;
 pub use element::{Element, Float};
 pub use error::{Error, Result};
 pub use interrupt::sleep;
+pub use jit::grad::{custom_grad, grad, grad_wrt, value_and_grad, value_and_grad_wrt};
 pub use jit::stream::{stream, stream_cached, Stream};
 pub use jit::{
     arity, jit, jit_apply, jit_cached, Compilation, Jit, JitArgs, JitFn, JitOutput, Stats, Template,

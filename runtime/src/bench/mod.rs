@@ -25,6 +25,7 @@ use crate::notebook::{display, DisplayHandle, Displayable, Html};
 pub mod jit;
 pub mod ops;
 pub mod peak;
+pub mod train;
 use crate::tensor::Tensor;
 
 /// Hears how a benchmark advances (a notebook display, a terminal progress bar).

@@ -3,6 +3,8 @@
 //! It knows memory (a constant holds its value) but not tensors, so a tensor can hold a
 //! placeholder without an import circle; recording from tensors is `trace.rs`.
 
+use std::any::Any;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::device::{Device, MemoryKind};
@@ -13,7 +15,7 @@ use crate::memory::Memory;
 use crate::shape::fmt_shape;
 
 /// What a node of a traced graph is.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum NodeKind {
     /// Argument `i` of the function.
     Param(usize),
@@ -26,7 +28,7 @@ pub(crate) enum NodeKind {
 }
 
 /// One value of a traced graph.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Node {
     pub kind: NodeKind,
     pub inputs: Vec<usize>,
@@ -43,10 +45,23 @@ pub(crate) struct Output {
     pub device: Device,
 }
 
+/// What a layer above attached to a node (how `grad` treats it); opaque here, so that the
+/// graph needs no type from above.
+pub(crate) type Annotation = Arc<dyn Any + Send + Sync>;
+
 /// The graph a trace records into (shared by every placeholder of that trace).
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Graph {
     nodes: Mutex<Vec<Node>>,
+    annotations: Mutex<HashMap<usize, Annotation>>,
+}
+
+impl std::fmt::Debug for Graph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Graph")
+            .field("nodes", &self.nodes.lock().map(|n| n.len()).unwrap_or(0))
+            .finish()
+    }
 }
 
 impl Graph {
@@ -59,6 +74,28 @@ impl Graph {
     /// The nodes recorded so far, taken out of the graph.
     pub(crate) fn take(&self) -> Vec<Node> {
         std::mem::take(&mut *self.nodes.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// A copy of the nodes recorded so far (constants share their memory).
+    pub(crate) fn snapshot(&self) -> Vec<Node> {
+        self.nodes.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Attaches `annotation` to node `node` (replacing an earlier one).
+    pub(crate) fn annotate(&self, node: usize, annotation: Annotation) {
+        self.annotations
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(node, annotation);
+    }
+
+    /// What was attached to node `node`, if anything.
+    pub(crate) fn annotation(&self, node: usize) -> Option<Annotation> {
+        self.annotations
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&node)
+            .cloned()
     }
 
     /// How many ops have been recorded (the position of the next one, from 0).

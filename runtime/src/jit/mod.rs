@@ -23,10 +23,12 @@
 //! and an error names the op that caused it ([`crate::Error::Jit`]).
 
 pub(crate) mod fuse;
+pub(crate) mod grad;
 pub(crate) mod graph;
 pub(crate) mod program;
 pub(crate) mod stream;
 pub(crate) mod trace;
+mod vjp;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -85,6 +87,20 @@ impl JitOutput for (Tensor, Tensor) {
             (Some(a), Some(b), None) => Ok((a, b)),
             _ => Err(count_error(2, n)),
         }
+    }
+}
+
+impl JitOutput for (Tensor, Vec<Tensor>) {
+    fn into_tensors(self) -> Vec<Tensor> {
+        let mut all = vec![self.0];
+        all.extend(self.1);
+        all
+    }
+    fn from_tensors(tensors: Vec<Tensor>) -> Result<Self> {
+        let n = tensors.len();
+        let mut it = tensors.into_iter();
+        let first = it.next().ok_or_else(|| count_error(1, n))?;
+        Ok((first, it.collect()))
     }
 }
 
@@ -277,9 +293,11 @@ struct Entry {
 }
 
 /// The traced function, its arguments as a slice.
-type Traced<O> = Box<dyn Fn(&[Tensor]) -> Result<O> + Send + Sync>;
+pub(crate) type Traced<O> = Box<dyn Fn(&[Tensor]) -> Result<O> + Send + Sync>;
 
 struct Inner<O> {
+    /// What made it (`jit`, `grad`, `value_and_grad`), for its summary.
+    name: &'static str,
     function: Traced<O>,
     arity: Option<usize>,
     cache: Mutex<HashMap<Key, Entry>>,
@@ -289,6 +307,7 @@ struct Inner<O> {
 pub struct Jit<O = Tensor> {
     inner: Arc<Inner<O>>,
     device: Option<Device>,
+    eager: bool,
 }
 
 impl<O> Clone for Jit<O> {
@@ -296,6 +315,7 @@ impl<O> Clone for Jit<O> {
         Jit {
             inner: Arc::clone(&self.inner),
             device: self.device,
+            eager: self.eager,
         }
     }
 }
@@ -303,14 +323,7 @@ impl<O> Clone for Jit<O> {
 /// Makes `f` a compiled function (nothing is traced until the first call).
 pub fn jit<A, O: JitOutput>(f: impl JitFn<A, O>) -> Jit<O> {
     let arity = f.arity();
-    Jit {
-        inner: Arc::new(Inner {
-            function: Box::new(move |args: &[Tensor]| f.apply(args)),
-            arity,
-            cache: Mutex::new(HashMap::new()),
-        }),
-        device: None,
-    }
+    Jit::traced("jit", arity, Box::new(move |args: &[Tensor]| f.apply(args)))
 }
 
 /// Compiles `f` for `args` and runs it once (EXLA's `jit_apply`); nothing is kept.
@@ -337,13 +350,45 @@ pub struct Compilation {
 }
 
 impl<O: JitOutput> Jit<O> {
+    /// A compiled function made by `name` from a function of a slice of tensors taking
+    /// `arity` of them (any number when `None`).
+    pub(crate) fn traced(name: &'static str, arity: Option<usize>, function: Traced<O>) -> Jit<O> {
+        Jit {
+            inner: Arc::new(Inner {
+                name,
+                function,
+                arity,
+                cache: Mutex::new(HashMap::new()),
+            }),
+            device: None,
+            eager: false,
+        }
+    }
+
     /// The same function, always compiled for and run on `device` (the explicit option of
     /// the placement rule). Shares the cache.
     pub fn on(&self, device: Device) -> Jit<O> {
         Jit {
             inner: Arc::clone(&self.inner),
             device: Some(device),
+            eager: self.eager,
         }
+    }
+
+    /// The same function evaluated op by op, as Nx's `Evaluator` runs a `defn` without a
+    /// compiler: traced again on every call, nothing fused, nothing cached. What a jit call
+    /// is measured against (and how a `grad` runs without compiling).
+    pub fn eager(&self) -> Jit<O> {
+        Jit {
+            inner: Arc::clone(&self.inner),
+            device: self.device,
+            eager: true,
+        }
+    }
+
+    /// True for a function made by [`Jit::eager`].
+    pub fn is_eager(&self) -> bool {
+        self.eager
     }
 
     /// The device given with [`Jit::on`], if any.
@@ -389,6 +434,10 @@ impl<O: JitOutput> Jit<O> {
             .iter()
             .map(|a| a.to_device(device))
             .collect::<Result<Vec<_>>>()?;
+        if self.eager {
+            let program = self.compile(&key, &placed, false)?;
+            return O::from_tensors(program.run(&placed)?);
+        }
         let program = self.program(key, &placed)?;
         O::from_tensors(program.run(&placed)?)
     }
@@ -398,7 +447,8 @@ impl<O: JitOutput> Jit<O> {
             return Ok(Arc::clone(&entry.program));
         }
         let started = Instant::now();
-        let program = Arc::new(self.compile(&key, placed)?);
+        let fusion = key.device.client != Client::Binary;
+        let program = Arc::new(self.compile(&key, placed, fusion)?);
         let compile_time = started.elapsed();
         // Two threads compiling the same key at once keep the first.
         let mut cache = self.cache();
@@ -409,7 +459,7 @@ impl<O: JitOutput> Jit<O> {
         Ok(Arc::clone(&entry.program))
     }
 
-    fn compile(&self, key: &Key, placed: &[Tensor]) -> Result<Program> {
+    fn compile(&self, key: &Key, placed: &[Tensor], fusion: bool) -> Result<Program> {
         let graph = Arc::new(Graph::default());
         let params = placed
             .iter()
@@ -436,7 +486,6 @@ impl<O: JitOutput> Jit<O> {
             })
             .collect::<Result<Vec<_>>>()?;
         drop(params);
-        let fusion = key.device.client != Client::Binary;
         Program::build(graph.take(), outputs, fusion)
     }
 
@@ -475,7 +524,10 @@ impl<O: JitOutput> Jit<O> {
             None => "any arguments".into(),
         };
         let compilations = self.compilations();
-        let mut s = format!("#Function<jit, {args}");
+        let mut s = format!("#Function<{}, {args}", self.inner.name);
+        if self.eager {
+            s.push_str(", eager");
+        }
         if let Some(d) = self.device {
             s.push_str(&format!(", on {d}"));
         }

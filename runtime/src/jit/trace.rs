@@ -109,3 +109,17 @@ pub(crate) fn record(
 pub(crate) fn any_placeholder(values: &[Value]) -> bool {
     values.iter().any(|v| matches!(v, Value::Placeholder(_)))
 }
+
+/// A placeholder for node `index` of `graph` (already recorded), with the node's own shape:
+/// how `grad` refers to forward values when it records the backward pass.
+pub(crate) fn placeholder_of(graph: &Arc<Graph>, index: usize, node: &Node) -> Result<Tensor> {
+    placeholder(graph, index, node.dtype, node.shape.clone(), node.device)
+}
+
+/// The graph and node of a placeholder tensor; `None` for a tensor with memory.
+pub(crate) fn node_ref(tensor: &Tensor) -> Result<Option<(Arc<Graph>, usize)>> {
+    Ok(match tensor.value()? {
+        Value::Placeholder(p) => Some((Arc::clone(&p.graph), p.node)),
+        Value::Memory(_) => None,
+    })
+}

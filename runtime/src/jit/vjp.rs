@@ -1,0 +1,460 @@
+//! The derivative of every op of the op set, as a vector-Jacobian product: given the gradient
+//! `g` of an op's result, the gradient of each of its inputs, written with the op set itself
+//! (so the backward pass is recorded into the same trace, compiled and fused like the forward).
+//!
+//! Each rule works on the shapes the op saw (its static arguments), and returns contributions
+//! with the element count of the input's node; `grad.rs` reshapes them to the node's shape and
+//! sums contributions to one node. Ops whose gradient is zero (comparisons, argmax/argmin,
+//! sign/floor/ceil/round, integer values), as in Nx, never reach here: `grad.rs` does not let a
+//! gradient flow through them.
+
+use crate::create::on;
+use crate::device::Device;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ir::{BinaryOp, MatmulDims, Op, ReduceOp, Strided, UnaryOp};
+use crate::shape::{numel, strides};
+use crate::tensor::Tensor;
+
+/// What a rule may read: the forward values of the op's inputs and of its result, as
+/// placeholders of the trace, and which inputs want a gradient.
+pub(crate) struct Site<'a> {
+    /// The op's inputs, each with its node's shape.
+    pub inputs: &'a [Tensor],
+    /// The op's result, with the node's shape.
+    pub result: &'a Tensor,
+    /// For each input: does a gradient have to flow there?
+    pub wanted: &'a [bool],
+    /// Where the op ran.
+    pub device: Device,
+}
+
+impl Site<'_> {
+    fn input(&self, i: usize) -> Result<&Tensor> {
+        self.inputs
+            .get(i)
+            .ok_or_else(|| internal(format!("input {i} missing")))
+    }
+
+    fn wants(&self, i: usize) -> bool {
+        self.wanted.get(i).copied().unwrap_or(false)
+    }
+
+    fn zeros(&self, dtype: DType, shape: &[usize]) -> Result<Tensor> {
+        on(self.device).zeros(dtype, shape)
+    }
+}
+
+pub(crate) fn internal(message: impl Into<String>) -> Error {
+    Error::InvalidArgument {
+        op: "grad",
+        message: format!("internal: {}", message.into()),
+    }
+}
+
+/// The gradient of each input of `op` (`None` where none is wanted), given the gradient `g`
+/// of its result.
+pub(crate) fn vjp(op: &Op, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
+    match op {
+        Op::Binary {
+            op,
+            lhs,
+            rhs,
+            out_shape,
+        } => binary(*op, [lhs, rhs], out_shape, site, g),
+        Op::Unary(op) => Ok(vec![Some(unary(*op, site, g)?)]),
+        Op::Cast(_) => {
+            let x = site.input(0)?;
+            Ok(vec![Some(g.as_type(x.dtype())?)])
+        }
+        Op::Reduce { op, shape, axes } => Ok(vec![Some(reduce(*op, shape, axes, site, g)?)]),
+        Op::Matmul(dims) => matmul(dims, site, g),
+        Op::CopyStrided { view, out_shape } => {
+            let len = site.input(0)?.size();
+            Ok(vec![Some(unview(view, out_shape, len, site, g)?)])
+        }
+        Op::Take {
+            shape,
+            indices,
+            axis,
+        } => Ok(vec![Some(take(shape, indices, *axis, site, g)?)]),
+        Op::Concatenate { shapes, axis } => {
+            let mut at = 0usize;
+            let mut out = Vec::with_capacity(shapes.len());
+            for (i, s) in shapes.iter().enumerate() {
+                let mut start = vec![0; s.len()];
+                if let Some(a) = start.get_mut(*axis) {
+                    *a = at;
+                }
+                at = at.saturating_add(s.get(*axis).copied().unwrap_or(0));
+                out.push(if site.wants(i) {
+                    Some(g.slice(&start, s, None)?)
+                } else {
+                    None
+                });
+            }
+            Ok(out)
+        }
+        Op::PutSlice {
+            shape,
+            update_shape,
+            start,
+        } => {
+            let g = g.reshape(shape)?;
+            let gx = if site.wants(0) {
+                let hole = site.zeros(g.dtype(), update_shape)?;
+                Some(g.put_slice(start, &hole)?)
+            } else {
+                None
+            };
+            let gu = if site.wants(1) {
+                Some(g.slice(start, update_shape, None)?)
+            } else {
+                None
+            };
+            Ok(vec![gx, gu])
+        }
+        Op::ArgReduce { .. } => Ok(vec![None]),
+        Op::Fused(_) => Err(internal("a fused region in a trace being differentiated")),
+    }
+}
+
+/// The shape an operand of a broadcasting binary op had: axes it was broadcast along (stride
+/// 0) have size 1. Binary ops read their operands with offset 0 and broadcast strides only.
+fn operand_shape(view: &Strided, out_shape: &[usize], len: usize) -> Result<Vec<usize>> {
+    let shape: Vec<usize> = out_shape
+        .iter()
+        .zip(&view.strides)
+        .map(|(&d, &s)| if s == 0 { 1 } else { d })
+        .collect();
+    if view.offset != 0 || numel(&shape) != len {
+        return Err(internal(format!(
+            "a binary operand read as {view:?} over {out_shape:?} is not a broadcast"
+        )));
+    }
+    Ok(shape)
+}
+
+/// Sums `g` (of `out_shape`) back to an operand that was broadcast to it.
+fn unbroadcast(g: Tensor, operand: &[usize]) -> Result<Tensor> {
+    let axes: Vec<isize> = g
+        .shape()
+        .iter()
+        .zip(operand)
+        .enumerate()
+        .filter(|(_, (&o, &d))| d == 1 && o != 1)
+        .map(|(i, _)| i as isize)
+        .collect();
+    if axes.is_empty() {
+        Ok(g)
+    } else {
+        g.sum(Some(&axes), true)
+    }
+}
+
+fn mask(condition: Tensor, dtype: DType) -> Result<Tensor> {
+    condition.as_type(dtype)
+}
+
+fn binary(
+    op: BinaryOp,
+    views: [&Strided; 2],
+    out_shape: &[usize],
+    site: &Site<'_>,
+    g: &Tensor,
+) -> Result<Vec<Option<Tensor>>> {
+    let (x, y) = (site.input(0)?, site.input(1)?);
+    let xs = operand_shape(views[0], out_shape, x.size())?;
+    let ys = operand_shape(views[1], out_shape, y.size())?;
+    let (x, y) = (x.reshape(&xs)?, y.reshape(&ys)?);
+    let out = site.result.reshape(out_shape)?;
+    let g = g.reshape(out_shape)?;
+    let dt = g.dtype();
+    let (gx, gy): (Option<Tensor>, Option<Tensor>) = match op {
+        BinaryOp::Add => (Some(g.clone()), Some(g)),
+        BinaryOp::Subtract => (Some(g.clone()), Some(g.negate()?)),
+        BinaryOp::Multiply => (Some(g.multiply(&y)?), Some(g.multiply(&x)?)),
+        BinaryOp::Divide => (
+            Some(g.divide(&y)?),
+            Some(g.multiply(&out)?.divide(&y)?.negate()?),
+        ),
+        BinaryOp::Pow => {
+            let dx = if site.wants(0) {
+                Some(g.multiply(&y)?.multiply(&x.pow(&y.subtract(1.0)?)?)?)
+            } else {
+                None
+            };
+            // log(x) where x != 0 and 0 where x == 0, as Nx: 0^y has no slope in y there.
+            let dy = if site.wants(1) {
+                let safe = x.add(&mask(x.equal(0.0)?, dt)?)?;
+                Some(g.multiply(&out)?.multiply(&safe.log()?)?)
+            } else {
+                None
+            };
+            (dx, dy)
+        }
+        BinaryOp::Max | BinaryOp::Min => {
+            // Nx's tie rule: where both operands equal the result, each gets half.
+            let at_x = mask(x.equal(&out)?, dt)?;
+            let at_y = mask(y.equal(&out)?, dt)?;
+            (
+                Some(g.multiply(&at_x)?.divide(&at_y.add(1.0)?)?),
+                Some(g.multiply(&at_y)?.divide(&at_x.add(1.0)?)?),
+            )
+        }
+        _ => (None, None),
+    };
+    let finish = |want: bool, d: Option<Tensor>, shape: &[usize]| -> Result<Option<Tensor>> {
+        match (want, d) {
+            (true, Some(d)) => Ok(Some(unbroadcast(d, shape)?)),
+            _ => Ok(None),
+        }
+    };
+    Ok(vec![
+        finish(site.wants(0), gx, &xs)?,
+        finish(site.wants(1), gy, &ys)?,
+    ])
+}
+
+fn unary(op: UnaryOp, site: &Site<'_>, g: &Tensor) -> Result<Tensor> {
+    let x = site.input(0)?;
+    let out = site.result.reshape(x.shape())?;
+    let g = g.reshape(x.shape())?;
+    let dt = g.dtype();
+    match op {
+        UnaryOp::Negate => g.negate(),
+        // Nx: the slope of |x| is 1 from 0 on.
+        UnaryOp::Abs => g.multiply(
+            &mask(x.greater_equal(0.0)?, dt)?
+                .multiply(2.0)?
+                .subtract(1.0)?,
+        ),
+        UnaryOp::Square => g.multiply(x)?.multiply(2.0),
+        UnaryOp::Exp => g.multiply(&out),
+        UnaryOp::Log => g.divide(x),
+        UnaryOp::Sqrt => g.multiply(0.5)?.divide(&out),
+        // d x^-1/2 = -1/2 x^-3/2 = -1/2 out^3
+        UnaryOp::Rsqrt => g.multiply(&out.multiply(&out)?.multiply(&out)?.multiply(-0.5)?),
+        UnaryOp::Tanh => g.multiply(&out.multiply(&out)?.negate()?.add(1.0)?),
+        UnaryOp::Sigmoid => g.multiply(&out)?.multiply(&out.negate()?.add(1.0)?),
+        UnaryOp::Sin => g.multiply(&x.cos()?),
+        UnaryOp::Cos => g.multiply(&x.sin()?.negate()?),
+        UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round => {
+            site.zeros(dt, x.shape())
+        }
+    }
+}
+
+fn reduce(
+    op: ReduceOp,
+    shape: &[usize],
+    axes: &[usize],
+    site: &Site<'_>,
+    g: &Tensor,
+) -> Result<Tensor> {
+    let kept: Vec<usize> = shape
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| if axes.contains(&i) { 1 } else { d })
+        .collect();
+    let g = g.reshape(&kept)?;
+    let x = site.input(0)?.reshape(shape)?;
+    let out = site.result.reshape(&kept)?;
+    match op {
+        ReduceOp::Sum => g.broadcast(shape),
+        // Exact away from zeros; at a zero of x the product's slope is the product of the
+        // others, which x/x cannot give (documented: use exp(sum(log)) or a custom rule).
+        ReduceOp::Product => g.multiply(&out)?.divide(&x),
+        ReduceOp::Max | ReduceOp::Min => {
+            // Nx's tie rule: the gradient is shared equally by every element equal to the
+            // extremum.
+            let at = mask(x.equal(&out)?, g.dtype())?;
+            let axes: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
+            let count = at.sum(Some(&axes), true)?;
+            g.multiply(&at)?.divide(&count)
+        }
+    }
+}
+
+fn matmul(dims: &MatmulDims, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
+    let MatmulDims {
+        lhs_batch_stride,
+        rhs_batch_stride,
+        batch,
+        m,
+        k,
+        n,
+    } = *dims;
+    let matrix = |t: &Tensor, stride: usize, rows: usize, cols: usize| -> Result<Tensor> {
+        if stride == 0 || batch == 1 {
+            t.reshape(&[rows, cols])
+        } else {
+            t.reshape(&[batch, rows, cols])
+        }
+    };
+    let last_two = |t: &Tensor| -> Result<Tensor> {
+        let r = t.rank();
+        let mut perm: Vec<usize> = (0..r).collect();
+        perm.swap(r - 2, r - 1);
+        t.transpose(Some(&perm))
+    };
+    let a = matrix(site.input(0)?, lhs_batch_stride, m, k)?;
+    let b = matrix(site.input(1)?, rhs_batch_stride, k, n)?;
+    let g = if batch == 1 {
+        g.reshape(&[m, n])?
+    } else {
+        g.reshape(&[batch, m, n])?
+    };
+    // A result summed over the batch where one matrix served every entry of it.
+    let fold = |d: Tensor, served: bool| -> Result<Tensor> {
+        if served && d.rank() == 3 {
+            d.sum(Some(&[0]), false)
+        } else {
+            Ok(d)
+        }
+    };
+    // A transpose is a copy, so each product transposes whichever side is smaller:
+    // g·Bᵀ = (B·gᵀ)ᵀ and Aᵀ·g = (gᵀ·A)ᵀ. For a layer's weights (A the batch of inputs, far
+    // larger than g) that avoids copying the whole batch.
+    let two_d = batch == 1;
+    let da = if site.wants(0) {
+        let product = if two_d && k.saturating_mul(n) > m.saturating_mul(n + k) {
+            last_two(&b.dot(&last_two(&g)?)?)?
+        } else {
+            g.dot(&last_two(&b)?)?
+        };
+        Some(fold(product, lhs_batch_stride == 0)?)
+    } else {
+        None
+    };
+    let db = if site.wants(1) {
+        let product = if two_d && m.saturating_mul(k) > n.saturating_mul(m + k) {
+            last_two(&last_two(&g)?.dot(&a)?)?
+        } else {
+            last_two(&a)?.dot(&g)?
+        };
+        Some(fold(product, rhs_batch_stride == 0)?)
+    } else {
+        None
+    };
+    Ok(vec![da, db])
+}
+
+/// The gradient through a strided view (transpose, broadcast, slice) of an input of `len`
+/// elements: broadcast axes summed, then the view undone, as a transpose when the view is a
+/// permutation of the whole input, otherwise by placing each element where it was read from
+/// (a `take` from the gradient and one zero).
+fn unview(
+    view: &Strided,
+    out_shape: &[usize],
+    len: usize,
+    site: &Site<'_>,
+    g: &Tensor,
+) -> Result<Tensor> {
+    let g = g.reshape(out_shape)?;
+    let g = unbroadcast(
+        g,
+        &out_shape
+            .iter()
+            .zip(&view.strides)
+            .map(|(&d, &s)| if s == 0 { 1 } else { d })
+            .collect::<Vec<_>>(),
+    )?;
+    // The axes that move: size above 1 (a summed broadcast axis now has size 1).
+    let axes: Vec<(usize, usize)> = g
+        .shape()
+        .iter()
+        .zip(&view.strides)
+        .filter(|(&d, _)| d > 1)
+        .map(|(&d, &s)| (d, s))
+        .collect();
+    let dims: Vec<usize> = axes.iter().map(|&(d, _)| d).collect();
+    let g = g.reshape(&dims)?;
+    let mut order: Vec<usize> = (0..axes.len()).collect();
+    order.sort_by(|&i, &j| axes[j].1.cmp(&axes[i].1));
+    let sorted_dims: Vec<usize> = order.iter().map(|&i| axes[i].0).collect();
+    let sorted_strides: Vec<usize> = order.iter().map(|&i| axes[i].1).collect();
+    if view.offset == 0 && numel(&dims) == len && strides(&sorted_dims) == sorted_strides {
+        let identity = order.iter().enumerate().all(|(i, &o)| i == o);
+        return if identity {
+            Ok(g)
+        } else {
+            g.transpose(Some(&order))
+        };
+    }
+    // Where each element of the view was read from; a view the frontend builds never reads
+    // one element twice once broadcast axes are summed.
+    let count = numel(&dims);
+    let axis_strides: Vec<usize> = axes.iter().map(|&(_, s)| s).collect();
+    let mut source: Vec<i64> = vec![count as i64; len];
+    let mut coords = vec![0usize; dims.len()];
+    for i in 0..count {
+        crate::shape::unravel(i, &dims, &mut coords);
+        let at = coords
+            .iter()
+            .zip(&axis_strides)
+            .fold(view.offset, |acc, (&c, &s)| {
+                acc.saturating_add(c.saturating_mul(s))
+            });
+        match source.get_mut(at) {
+            Some(slot) if *slot == count as i64 => *slot = i as i64,
+            _ => {
+                return Err(internal(format!(
+                    "the view {view:?} of {len} elements reads element {at} twice or past the end"
+                )))
+            }
+        }
+    }
+    let flat = g.reshape(&[count])?;
+    let padded = Tensor::concatenate(&[flat, site.zeros(g.dtype(), &[1])?], 0)?;
+    let indices = on(Device::BINARY).from_vec(source, &[len])?;
+    padded.take(&indices, 0)
+}
+
+/// The gradient through `take`: each gathered entry goes back to where it came from; entries
+/// taken twice add up (a product with a one-hot matrix), entries taken once are a `take` of the
+/// gradient and a zero slab.
+fn take(
+    shape: &[usize],
+    indices: &[usize],
+    axis: usize,
+    site: &Site<'_>,
+    g: &Tensor,
+) -> Result<Tensor> {
+    let dim = shape.get(axis).copied().unwrap_or(0);
+    let pre = numel(&shape[..axis]);
+    let post = numel(&shape[axis + 1..]);
+    let taken = indices.len();
+    let g = g.reshape(&[pre, taken, post])?;
+    let mut first = vec![None; dim];
+    let mut distinct = true;
+    for (i, &j) in indices.iter().enumerate() {
+        match first.get_mut(j) {
+            Some(slot @ None) => *slot = Some(i),
+            Some(Some(_)) => distinct = false,
+            None => return Err(internal(format!("take index {j} out of {dim}"))),
+        }
+    }
+    let back = if distinct {
+        let zero = site.zeros(g.dtype(), &[pre, 1, post])?;
+        let padded = Tensor::concatenate(&[g, zero], 1)?;
+        let source: Vec<i64> = first
+            .iter()
+            .map(|f| f.map_or(taken as i64, |i| i as i64))
+            .collect();
+        let source = on(Device::BINARY).from_vec(source, &[dim])?;
+        padded.take(&source, 1)?
+    } else {
+        let mut one_hot = vec![0.0f64; dim.saturating_mul(taken)];
+        for (i, &j) in indices.iter().enumerate() {
+            if let Some(v) = one_hot.get_mut(j * taken + i) {
+                *v = 1.0;
+            }
+        }
+        let one_hot = on(site.device)
+            .from_vec(one_hot, &[dim, taken])?
+            .as_type(g.dtype())?;
+        one_hot.dot(&g)?
+    };
+    back.reshape(shape)
+}

@@ -1,0 +1,465 @@
+//! Gradients: `grad` and `value_and_grad` checked against central finite differences over
+//! random graphs of the op set (f64, on binary, host and sim), and against values computed
+//! here by hand, without the runtime, for softmax cross-entropy and a two-layer network.
+
+mod common;
+
+use common::{enable_sim, random};
+use proptest::prelude::*;
+use tensorbook::{
+    custom_grad, grad, grad_wrt, jit_cached, on, value_and_grad, value_and_grad_wrt, DType, Device,
+    Result, Tensor,
+};
+
+/// The devices every gradient is checked on.
+fn devices() -> Vec<Device> {
+    enable_sim();
+    let mut d = vec![Device::BINARY, Device::host(0), Device::sim(0)];
+    if tensorbook::devices()
+        .iter()
+        .any(|d| d.client == tensorbook::Client::Cuda)
+    {
+        d.push(Device::cuda(0));
+    }
+    d
+}
+
+fn f64s(values: &[f64], shape: &[usize]) -> Tensor {
+    on(Device::BINARY).from_slice(values, shape).unwrap()
+}
+
+/// One step of a random graph over `[3, 4]` values: each builds a `[3, 4]` result from values
+/// computed so far through a different part of the op set.
+#[derive(Clone, Debug)]
+enum Step {
+    Elementwise(usize, usize, usize),
+    Smooth(usize, usize),
+    Divide(usize, usize),
+    BroadcastReduced(usize, usize, usize),
+    Products(usize, usize, usize),
+    Transposed(usize),
+    StridedSlice(usize, usize),
+    TakeWithRepeats(usize),
+    PutSlice(usize, usize),
+    Stacked(usize, usize),
+    ScalarScale(usize, usize),
+    ProductReduce(usize, usize),
+}
+
+fn step(s: &Step, vals: &[Tensor]) -> Result<Tensor> {
+    let v = |i: &usize| &vals[*i % vals.len()];
+    match s {
+        Step::Elementwise(k, a, b) => match k % 5 {
+            0 => v(a).add(v(b)),
+            1 => v(a).subtract(v(b)),
+            2 => v(a).multiply(v(b)),
+            3 => v(a).max(v(b)),
+            _ => v(a).min(v(b)),
+        },
+        Step::Smooth(k, a) => {
+            let x = v(a);
+            let positive = || x.square()?.add(1.0);
+            match k % 11 {
+                0 => x.tanh(),
+                1 => x.sigmoid(),
+                2 => x.sin(),
+                3 => x.cos(),
+                4 => x.square(),
+                5 => x.negate(),
+                6 => x.tanh()?.exp(),
+                7 => positive()?.log(),
+                8 => positive()?.sqrt(),
+                9 => positive()?.rsqrt(),
+                _ => x.abs(),
+            }
+        }
+        Step::Divide(a, b) => v(a).divide(&v(b).tanh()?.add(1.5)?),
+        Step::BroadcastReduced(k, a, b) => match k % 3 {
+            0 => v(a).add(&v(b).sum(Some(&[0]), true)?),
+            1 => v(a).multiply(&v(b).mean(Some(&[1]), true)?),
+            _ => v(a).subtract(&v(b).reduce_max(Some(&[1]), true)?),
+        },
+        Step::Products(a, b, c) => v(a).dot(&v(b).transpose(None)?)?.dot(v(c))?.multiply(0.3),
+        Step::Transposed(a) => v(a).transpose(None)?.reshape(&[3, 4]),
+        Step::StridedSlice(a, b) => Tensor::concatenate(&[v(a).clone(), v(b).clone()], 1)?.slice(
+            &[0, 1],
+            &[3, 7],
+            Some(&[1, 2]),
+        ),
+        Step::TakeWithRepeats(a) => {
+            let rows = on(Device::BINARY).from_vec(vec![2i64, 0, 2], &[3])?;
+            let cols = on(Device::BINARY).from_vec(vec![3i64, 3, 1, 0], &[4])?;
+            v(a).take(&rows, 0)?.take(&cols, 1)
+        }
+        Step::PutSlice(a, b) => v(a).put_slice(&[1, 1], &v(b).slice(&[0, 0], &[2, 2], None)?),
+        Step::Stacked(a, b) => {
+            let row = v(b).slice(&[1, 0], &[1, 4], None)?.broadcast(&[3, 4])?;
+            Tensor::stack(&[v(a).clone(), row], 0)?.sum(Some(&[0]), false)
+        }
+        Step::ScalarScale(a, b) => v(a).multiply(&v(b).tanh()?.sum(None, false)?),
+        Step::ProductReduce(a, b) => {
+            v(a).multiply(&v(b).tanh()?.add(1.5)?.product(Some(&[0]), true)?)
+        }
+    }
+}
+
+fn step_strategy() -> impl Strategy<Value = Step> {
+    let i = || 0usize..8;
+    prop_oneof![
+        (i(), i(), i()).prop_map(|(k, a, b)| Step::Elementwise(k, a, b)),
+        (0usize..11, i()).prop_map(|(k, a)| Step::Smooth(k, a)),
+        (i(), i()).prop_map(|(a, b)| Step::Divide(a, b)),
+        (i(), i(), i()).prop_map(|(k, a, b)| Step::BroadcastReduced(k, a, b)),
+        (i(), i(), i()).prop_map(|(a, b, c)| Step::Products(a, b, c)),
+        i().prop_map(Step::Transposed),
+        (i(), i()).prop_map(|(a, b)| Step::StridedSlice(a, b)),
+        i().prop_map(Step::TakeWithRepeats),
+        (i(), i()).prop_map(|(a, b)| Step::PutSlice(a, b)),
+        (i(), i()).prop_map(|(a, b)| Step::Stacked(a, b)),
+        (i(), i()).prop_map(|(a, b)| Step::ScalarScale(a, b)),
+        (i(), i()).prop_map(|(a, b)| Step::ProductReduce(a, b)),
+    ]
+}
+
+/// The random graph as a function of its two inputs, ending in a weighted sum (a scalar whose
+/// gradient is not all ones).
+fn graph(steps: &[Step], a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut vals = vec![a.clone(), b.clone()];
+    for s in steps {
+        let next = step(s, &vals)?;
+        vals.push(next);
+    }
+    let weights = on(a.device()).from_vec(
+        (0..12).map(|i| 0.5 + 0.1 * i as f64).collect::<Vec<_>>(),
+        &[3, 4],
+    )?;
+    vals.last()
+        .map(|last| last.multiply(&weights)?.sum(None, false))
+        .unwrap_or_else(|| a.sum(None, false))
+}
+
+/// Central differences of `f` at `inputs`, for each element of each input.
+fn finite_differences(
+    f: &dyn Fn(&Tensor, &Tensor) -> Result<Tensor>,
+    inputs: [&Tensor; 2],
+) -> Vec<Vec<f64>> {
+    let h = 1e-6;
+    let base: Vec<Vec<f64>> = inputs.iter().map(|t| t.to_vec::<f64>().unwrap()).collect();
+    let shape = inputs[0].shape().to_vec();
+    let eval = |which: usize, at: usize, delta: f64| -> f64 {
+        let mut moved = base.clone();
+        moved[which][at] += delta;
+        let (a, b) = (f64s(&moved[0], &shape), f64s(&moved[1], &shape));
+        f(&a, &b).unwrap().to_scalar::<f64>().unwrap()
+    };
+    (0..2)
+        .map(|w| {
+            (0..base[w].len())
+                .map(|i| (eval(w, i, h) - eval(w, i, -h)) / (2.0 * h))
+                .collect()
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn gradients_of_random_graphs_match_finite_differences(
+        steps in prop::collection::vec(step_strategy(), 1..5),
+        seed in 0u64..1000,
+    ) {
+        let a = random(seed, DType::F64, &[3, 4]);
+        let b = random(seed + 1, DType::F64, &[3, 4]);
+        let steps_for_fd = steps.clone();
+        let expected = finite_differences(
+            &move |x: &Tensor, y: &Tensor| graph(&steps_for_fd, x, y),
+            [&a, &b],
+        );
+        let f = value_and_grad(move |x: &Tensor, y: &Tensor| graph(&steps, x, y));
+        for device in devices() {
+            let (a, b) = (a.backend_copy(device).unwrap(), b.backend_copy(device).unwrap());
+            let (_, grads) = f.on(device).call((&a, &b)).unwrap();
+            for (w, g) in grads.iter().enumerate() {
+                prop_assert_eq!(g.device(), device);
+                prop_assert_eq!(g.shape(), &[3, 4]);
+                let got = g.to_vec::<f64>().unwrap();
+                for (i, (x, e)) in got.iter().zip(&expected[w]).enumerate() {
+                    prop_assert!(
+                        (x - e).abs() <= 1e-5 * e.abs().max(1.0),
+                        "input {} element {} on {}: grad {} vs finite difference {}",
+                        w, i, device, x, e
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn softmax_rows(z: &[f64], rows: usize, cols: usize) -> Vec<f64> {
+    let mut out = vec![0.0; z.len()];
+    for r in 0..rows {
+        let row = &z[r * cols..(r + 1) * cols];
+        let m = row.iter().cloned().fold(f64::MIN, f64::max);
+        let total: f64 = row.iter().map(|v| (v - m).exp()).sum();
+        for c in 0..cols {
+            out[r * cols + c] = (row[c] - m).exp() / total;
+        }
+    }
+    out
+}
+
+/// Mean softmax cross-entropy, written the way a user writes it (log-sum-exp with the max
+/// held constant by `stop_grad`).
+fn cross_entropy(z: &Tensor, labels: &Tensor) -> Result<Tensor> {
+    let m = z.reduce_max(Some(&[1]), true)?.stop_grad()?;
+    let shifted = z.subtract(&m)?;
+    let log_sum = shifted.exp()?.sum(Some(&[1]), true)?.log()?;
+    let log_softmax = shifted.subtract(&log_sum)?;
+    log_softmax
+        .multiply(labels)?
+        .sum(Some(&[1]), false)?
+        .mean(None, false)?
+        .negate()
+}
+
+#[test]
+fn softmax_cross_entropy_has_the_textbook_gradient() {
+    let (rows, cols) = (4, 5);
+    let z: Vec<f64> = (0..20).map(|i| ((i * 7) % 11) as f64 * 0.3 - 1.2).collect();
+    let labels_of = [1usize, 4, 0, 2];
+    let mut y = vec![0.0; 20];
+    for (r, &l) in labels_of.iter().enumerate() {
+        y[r * cols + l] = 1.0;
+    }
+    let p = softmax_rows(&z, rows, cols);
+    let expected: Vec<f64> = p
+        .iter()
+        .zip(&y)
+        .map(|(p, y)| (p - y) / rows as f64)
+        .collect();
+    let loss: f64 = (0..rows)
+        .map(|r| -p[r * cols + labels_of[r]].ln())
+        .sum::<f64>()
+        / rows as f64;
+    let f = value_and_grad_wrt(cross_entropy, &[0]);
+    for device in devices() {
+        let zt = f64s(&z, &[rows, cols]).backend_copy(device).unwrap();
+        let yt = f64s(&y, &[rows, cols]).backend_copy(device).unwrap();
+        let (value, grads) = f.on(device).call((&zt, &yt)).unwrap();
+        assert!(
+            (value.to_scalar::<f64>().unwrap() - loss).abs() < 1e-12,
+            "{device}"
+        );
+        assert_eq!(grads.len(), 1);
+        for (a, e) in grads[0].to_vec::<f64>().unwrap().iter().zip(&expected) {
+            assert!((a - e).abs() < 1e-12, "{device}: {a} vs {e}");
+        }
+    }
+}
+
+/// A 2-layer network (relu, then mean squared error), with its gradients derived by hand in
+/// plain loops.
+#[test]
+fn a_two_layer_network_has_the_hand_derived_gradients() {
+    let (n, i, h, o) = (4usize, 3usize, 5usize, 2usize);
+    let gen = |len: usize, k: f64| -> Vec<f64> {
+        (0..len).map(|j| (j as f64 * 1.7 + k).sin() * 0.8).collect()
+    };
+    let (x, w1, b1, w2, b2, t) = (
+        gen(n * i, 0.1),
+        gen(i * h, 0.7),
+        gen(h, 1.3),
+        gen(h * o, 2.1),
+        gen(o, 2.9),
+        gen(n * o, 3.7),
+    );
+    // Forward.
+    let mut z1 = vec![0.0; n * h];
+    for r in 0..n {
+        for c in 0..h {
+            z1[r * h + c] = b1[c] + (0..i).map(|k| x[r * i + k] * w1[k * h + c]).sum::<f64>();
+        }
+    }
+    let a1: Vec<f64> = z1.iter().map(|v| v.max(0.0)).collect();
+    let mut out = vec![0.0; n * o];
+    for r in 0..n {
+        for c in 0..o {
+            out[r * o + c] = b2[c] + (0..h).map(|k| a1[r * h + k] * w2[k * o + c]).sum::<f64>();
+        }
+    }
+    let count = (n * o) as f64;
+    let loss: f64 = out
+        .iter()
+        .zip(&t)
+        .map(|(p, t)| (p - t).powi(2))
+        .sum::<f64>()
+        / count;
+    // Backward.
+    let d_out: Vec<f64> = out
+        .iter()
+        .zip(&t)
+        .map(|(p, t)| 2.0 * (p - t) / count)
+        .collect();
+    let mut d_w2 = vec![0.0; h * o];
+    let mut d_b2 = vec![0.0; o];
+    let mut d_a1 = vec![0.0; n * h];
+    for r in 0..n {
+        for c in 0..o {
+            d_b2[c] += d_out[r * o + c];
+            for k in 0..h {
+                d_w2[k * o + c] += a1[r * h + k] * d_out[r * o + c];
+                d_a1[r * h + k] += w2[k * o + c] * d_out[r * o + c];
+            }
+        }
+    }
+    let d_z1: Vec<f64> = d_a1
+        .iter()
+        .zip(&z1)
+        .map(|(d, z)| if *z > 0.0 { *d } else { 0.0 })
+        .collect();
+    let mut d_w1 = vec![0.0; i * h];
+    let mut d_b1 = vec![0.0; h];
+    for r in 0..n {
+        for c in 0..h {
+            d_b1[c] += d_z1[r * h + c];
+            for k in 0..i {
+                d_w1[k * h + c] += x[r * i + k] * d_z1[r * h + c];
+            }
+        }
+    }
+    let f = value_and_grad_wrt(
+        |args: &[Tensor]| {
+            let (w1, b1, w2, b2, x, t) =
+                (&args[0], &args[1], &args[2], &args[3], &args[4], &args[5]);
+            let hidden = x.dot(w1)?.add(b1)?.max(0.0)?;
+            let out = hidden.dot(w2)?.add(b2)?;
+            out.subtract(t)?.square()?.mean(None, false)
+        },
+        &[0, 1, 2, 3],
+    );
+    for device in devices() {
+        let put = |v: &[f64], s: &[usize]| f64s(v, s).backend_copy(device).unwrap();
+        let args = vec![
+            put(&w1, &[i, h]),
+            put(&b1, &[h]),
+            put(&w2, &[h, o]),
+            put(&b2, &[o]),
+            put(&x, &[n, i]),
+            put(&t, &[n, o]),
+        ];
+        let (value, grads) = f.on(device).call(&args).unwrap();
+        assert!((value.to_scalar::<f64>().unwrap() - loss).abs() < 1e-12);
+        for (g, e) in grads.iter().zip([&d_w1, &d_b1, &d_w2, &d_b2]) {
+            assert_eq!(g.device(), device);
+            for (a, e) in g.to_vec::<f64>().unwrap().iter().zip(e.iter()) {
+                assert!((a - e).abs() < 1e-12, "{device}: {a} vs {e}");
+            }
+        }
+        assert!(
+            jit_cached(&f.on(device), &args).unwrap(),
+            "compiled once per device, then cached"
+        );
+    }
+}
+
+#[test]
+fn ties_share_the_gradient_as_in_nx() {
+    let x = f64s(&[1.0, 3.0, 3.0, 0.0], &[4]);
+    let g = grad(|x: &Tensor| x.reduce_max(None, false))
+        .call(&x)
+        .unwrap();
+    assert_eq!(g[0].to_vec::<f64>().unwrap(), vec![0.0, 0.5, 0.5, 0.0]);
+    // relu at exactly 0: max(x, 0) ties, each side gets half.
+    let g = grad(|x: &Tensor| x.max(0.0)?.sum(None, false))
+        .call(&x)
+        .unwrap();
+    assert_eq!(g[0].to_vec::<f64>().unwrap(), vec![1.0, 1.0, 1.0, 0.5]);
+}
+
+#[test]
+fn casts_and_integers_follow_nx() {
+    // Through as_type the gradient comes back in the argument's dtype.
+    let x = on(Device::host(0))
+        .from_vec(vec![1.5f32, -2.0], &[2])
+        .unwrap();
+    let g = grad(|x: &Tensor| x.as_type(DType::F64)?.square()?.sum(None, false))
+        .call(&x)
+        .unwrap();
+    assert_eq!(g[0].dtype(), DType::F32);
+    assert_eq!(g[0].to_vec::<f32>().unwrap(), vec![3.0, -4.0]);
+    // An integer argument, and integer ops, have a zero gradient.
+    let k = on(Device::host(0)).from_vec(vec![3i64, 4], &[2]).unwrap();
+    let g = grad(|x: &Tensor, k: &Tensor| {
+        x.multiply(&k.as_type(DType::F32)?)?
+            .floor()?
+            .add(x)?
+            .sum(None, false)
+    })
+    .call((&x, &k))
+    .unwrap();
+    assert_eq!(g[0].to_vec::<f32>().unwrap(), vec![1.0, 1.0]);
+    assert_eq!(g[1].dtype(), DType::F32);
+    assert_eq!(g[1].to_vec::<f32>().unwrap(), vec![0.0, 0.0]);
+}
+
+#[test]
+fn eager_and_jit_agree_and_only_jit_caches() {
+    let f = value_and_grad(|w: &Tensor, x: &Tensor| x.dot(w)?.tanh()?.sum(None, false));
+    let w = random(3, DType::F32, &[6, 2])
+        .backend_copy(Device::host(0))
+        .unwrap();
+    let x = random(4, DType::F32, &[5, 6])
+        .backend_copy(Device::host(0))
+        .unwrap();
+    let eager = f.eager();
+    let (ve, ge) = eager.call((&w, &x)).unwrap();
+    assert!(!jit_cached(&f, (&w, &x)).unwrap());
+    let (vj, gj) = f.call((&w, &x)).unwrap();
+    assert!(jit_cached(&f, (&w, &x)).unwrap());
+    assert!((ve.to_scalar::<f32>().unwrap() - vj.to_scalar::<f32>().unwrap()).abs() < 1e-5);
+    for (a, b) in ge.iter().zip(&gj) {
+        for (x, y) in a
+            .to_vec::<f32>()
+            .unwrap()
+            .iter()
+            .zip(b.to_vec::<f32>().unwrap())
+        {
+            assert!((x - y).abs() < 1e-5);
+        }
+    }
+    assert!(f
+        .to_string()
+        .starts_with("#Function<value_and_grad, 2 arguments"));
+    assert!(eager.to_string().contains("eager"));
+}
+
+#[test]
+fn a_user_rule_and_a_bad_rule() {
+    // A straight-through estimator: round forward, identity backward.
+    let f = grad(|x: &Tensor| {
+        let r = custom_grad(&x.round()?, &[x], |g| Ok(vec![g.clone()]))?;
+        r.multiply(x)?.sum(None, false)
+    });
+    let x = f64s(&[0.4, 1.6], &[2]);
+    // d/dx [round(x) * x] with round's slope taken as 1: x + round(x).
+    assert_eq!(
+        f.call(&x).unwrap()[0].to_vec::<f64>().unwrap(),
+        vec![0.4, 3.6]
+    );
+    let bad = grad(|x: &Tensor| {
+        custom_grad(&x.exp()?, &[x], |g| Ok(vec![g.clone(), g.clone()]))?.sum(None, false)
+    });
+    let e = bad.call(&x).unwrap_err().to_string();
+    assert!(e.contains("2 tensors for 1 inputs"), "{e}");
+    let data_only = grad_wrt(
+        |w: &Tensor, x: &Tensor| w.multiply(x)?.sum(None, false),
+        &[1],
+    );
+    assert_eq!(
+        data_only.call((&x, &x)).unwrap()[0]
+            .to_vec::<f64>()
+            .unwrap(),
+        vec![0.4, 1.6]
+    );
+}
