@@ -74,7 +74,15 @@ pub(super) fn packed_products<T: Element>(
 /// What host's products from 64³ multiply-adds go through, for `tensorbook bench`'s header.
 pub fn gemm_name() -> String {
     if packed_gemm_chosen() {
-        return "host's packed AVX2+FMA GEMM".to_string();
+        #[cfg(target_arch = "x86_64")]
+        let wide = packed_gemm::wide_f32();
+        #[cfg(not(target_arch = "x86_64"))]
+        let wide = false;
+        return if wide {
+            "host's packed GEMM (AVX-512 f32 tiles, AVX2+FMA f64)".to_string()
+        } else {
+            "host's packed AVX2+FMA GEMM".to_string()
+        };
     }
     match blas::blas() {
         Some(b) => format!("the system BLAS ({})", b.name),

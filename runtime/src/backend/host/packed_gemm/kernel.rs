@@ -208,3 +208,102 @@ avx2_kernel!(
     _mm256_broadcast_sd,
     tile_f64
 );
+
+/// f32 on CPUs with AVX-512: the same 6-row tile, two 16-lane vectors wide (NR = 32), so each
+/// step issues twelve 512-bit FMAs. A distinct type (the same bits as f32) because the tile
+/// width is a constant of the kernel's type. Measured on a 2-core AVX-512 Xeon, whose register
+/// loop peaks at 341 GFLOP/s against 170 for AVX2: see `docs/performance.md`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(transparent)]
+pub struct F32x16(pub f32);
+
+impl std::ops::AddAssign for F32x16 {
+    fn add_assign(&mut self, other: F32x16) {
+        self.0 += other.0;
+    }
+}
+
+/// True when this CPU runs [`F32x16`]'s tile.
+pub fn avx512_available() -> bool {
+    is_x86_feature_detected!("avx512f")
+}
+
+impl Kernel for F32x16 {
+    const NR: usize = 32;
+    const ZERO: Self = F32x16(0.0);
+
+    /// # Safety
+    /// As [`Kernel::tile`], on a CPU with AVX-512F; `b` 64-byte aligned.
+    #[inline]
+    unsafe fn tile(
+        kc: usize,
+        a: *const Self,
+        b: *const Self,
+        c: *mut Self,
+        ldc: usize,
+        first: bool,
+    ) {
+        tile_f32x16(kc, a.cast(), b.cast(), c.cast(), ldc, first)
+    }
+
+    unsafe fn pack_a_panel(rows: &[*const Self; MR], kc: usize, dst: *mut Self) {
+        let rows: [*const f32; MR] = std::array::from_fn(|r| rows[r].cast());
+        pack_a_panel_f32(&rows, kc, dst.cast())
+    }
+}
+
+#[target_feature(enable = "avx512f")]
+unsafe fn tile_f32x16(
+    kc: usize,
+    a: *const f32,
+    b: *const f32,
+    c: *mut f32,
+    ldc: usize,
+    first: bool,
+) {
+    const LANES: usize = 16;
+    let mut acc = [[_mm512_setzero_ps(); 2]; MR];
+    for r in 0..MR {
+        _mm_prefetch::<_MM_HINT_T0>(c.add(r * ldc) as *const i8);
+        _mm_prefetch::<_MM_HINT_T0>(c.add(r * ldc + 2 * LANES - 1) as *const i8);
+    }
+    let (mut a, mut b) = (a, b);
+    macro_rules! step {
+        ($s:expr) => {{
+            let b0 = _mm512_load_ps(b.add($s * 2 * LANES));
+            let b1 = _mm512_load_ps(b.add($s * 2 * LANES + LANES));
+            for (r, row) in acc.iter_mut().enumerate() {
+                let x = _mm512_set1_ps(*a.add($s * MR + r));
+                row[0] = _mm512_fmadd_ps(x, b0, row[0]);
+                row[1] = _mm512_fmadd_ps(x, b1, row[1]);
+            }
+        }};
+    }
+    for _ in 0..kc / UNROLL {
+        _mm_prefetch::<_MM_HINT_T0>(a.add(A_AHEAD) as *const i8);
+        step!(0);
+        step!(1);
+        step!(2);
+        step!(3);
+        a = a.add(UNROLL * MR);
+        b = b.add(UNROLL * 2 * LANES);
+    }
+    for _ in 0..kc % UNROLL {
+        step!(0);
+        a = a.add(MR);
+        b = b.add(2 * LANES);
+    }
+    for (r, row) in acc.iter().enumerate() {
+        let p = c.add(r * ldc);
+        if first {
+            _mm512_storeu_ps(p, row[0]);
+            _mm512_storeu_ps(p.add(LANES), row[1]);
+        } else {
+            _mm512_storeu_ps(p, _mm512_add_ps(_mm512_loadu_ps(p), row[0]));
+            _mm512_storeu_ps(
+                p.add(LANES),
+                _mm512_add_ps(_mm512_loadu_ps(p.add(LANES)), row[1]),
+            );
+        }
+    }
+}
