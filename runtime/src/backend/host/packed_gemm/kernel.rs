@@ -106,28 +106,13 @@ unsafe fn pack_a_panel_f32(rows: &[*const f32; MR], kc: usize, dst: *mut f32) {
     }
 }
 
-macro_rules! avx2_kernel {
-    ($t:ty, $lanes:expr, $zero:ident, $load:ident, $loadu:ident, $storeu:ident, $add:ident,
-     $fma:ident, $bcast:ident, $inner:ident $(, $pack:item)*) => {
-        impl Kernel for $t {
-            const NR: usize = 2 * $lanes;
-            const ZERO: Self = 0.0;
-            $($pack)*
-            #[inline]
-            unsafe fn tile(
-                kc: usize,
-                a: *const Self,
-                b: *const Self,
-                c: *mut Self,
-                ldc: usize,
-                first: bool,
-            ) {
-                $inner(kc, a, b, c, ldc, first)
-            }
-        }
-
-        #[target_feature(enable = "avx2,fma")]
-        unsafe fn $inner(
+/// A `tile` function: the MR x (two vectors) tile for one vector width, written once for
+/// every width and element type.
+macro_rules! tile_fn {
+    ($name:ident, $feature:literal, $t:ty, $lanes:expr, $vec:ty, $zero:ident, $load:ident,
+     $loadu:ident, $storeu:ident, $add:ident, $fma:ident, $bcast:expr) => {
+        #[target_feature(enable = $feature)]
+        unsafe fn $name(
             kc: usize,
             a: *const $t,
             b: *const $t,
@@ -135,7 +120,7 @@ macro_rules! avx2_kernel {
             ldc: usize,
             first: bool,
         ) {
-            let mut acc = [[$zero(); 2]; MR];
+            let mut acc: [[$vec; 2]; MR] = [[$zero(); 2]; MR];
             // C's rows are touched once, at the end: start fetching them now.
             for r in 0..MR {
                 _mm_prefetch::<_MM_HINT_T0>(c.add(r * ldc) as *const i8);
@@ -147,7 +132,7 @@ macro_rules! avx2_kernel {
                     let b0 = $load(b.add($s * 2 * $lanes));
                     let b1 = $load(b.add($s * 2 * $lanes + $lanes));
                     for (r, row) in acc.iter_mut().enumerate() {
-                        let x = $bcast(&*a.add($s * MR + r));
+                        let x = $bcast(a.add($s * MR + r));
                         row[0] = $fma(x, b0, row[0]);
                         row[1] = $fma(x, b1, row[1]);
                     }
@@ -181,33 +166,50 @@ macro_rules! avx2_kernel {
     };
 }
 
+macro_rules! avx2_kernel {
+    ($t:ty, $lanes:expr, $inner:ident $(, $pack:item)*) => {
+        impl Kernel for $t {
+            const NR: usize = 2 * $lanes;
+            const ZERO: Self = 0.0;
+            $($pack)*
+            #[inline]
+            unsafe fn tile(
+                kc: usize,
+                a: *const Self,
+                b: *const Self,
+                c: *mut Self,
+                ldc: usize,
+                first: bool,
+            ) {
+                $inner(kc, a, b, c, ldc, first)
+            }
+        }
+    };
+}
+
+tile_fn!(
+    tile_f32, "avx2,fma", f32, 8, __m256, _mm256_setzero_ps, _mm256_load_ps, _mm256_loadu_ps,
+    _mm256_storeu_ps, _mm256_add_ps, _mm256_fmadd_ps, |p: *const f32| _mm256_broadcast_ss(&*p)
+);
+tile_fn!(
+    tile_f64, "avx2,fma", f64, 4, __m256d, _mm256_setzero_pd, _mm256_load_pd, _mm256_loadu_pd,
+    _mm256_storeu_pd, _mm256_add_pd, _mm256_fmadd_pd, |p: *const f64| _mm256_broadcast_sd(&*p)
+);
+tile_fn!(
+    tile_f32x16, "avx512f", f32, 16, __m512, _mm512_setzero_ps, _mm512_load_ps,
+    _mm512_loadu_ps, _mm512_storeu_ps, _mm512_add_ps, _mm512_fmadd_ps,
+    |p: *const f32| _mm512_set1_ps(*p)
+);
+
 avx2_kernel!(
     f32,
     8,
-    _mm256_setzero_ps,
-    _mm256_load_ps,
-    _mm256_loadu_ps,
-    _mm256_storeu_ps,
-    _mm256_add_ps,
-    _mm256_fmadd_ps,
-    _mm256_broadcast_ss,
     tile_f32,
     unsafe fn pack_a_panel(rows: &[*const f32; MR], kc: usize, dst: *mut f32) {
         pack_a_panel_f32(rows, kc, dst)
     }
 );
-avx2_kernel!(
-    f64,
-    4,
-    _mm256_setzero_pd,
-    _mm256_load_pd,
-    _mm256_loadu_pd,
-    _mm256_storeu_pd,
-    _mm256_add_pd,
-    _mm256_fmadd_pd,
-    _mm256_broadcast_sd,
-    tile_f64
-);
+avx2_kernel!(f64, 4, tile_f64);
 
 /// f32 on CPUs with AVX-512: the same 6-row tile, two 16-lane vectors wide (NR = 32), so each
 /// step issues twelve 512-bit FMAs. A distinct type (the same bits as f32) because the tile
@@ -249,61 +251,5 @@ impl Kernel for F32x16 {
     unsafe fn pack_a_panel(rows: &[*const Self; MR], kc: usize, dst: *mut Self) {
         let rows: [*const f32; MR] = std::array::from_fn(|r| rows[r].cast());
         pack_a_panel_f32(&rows, kc, dst.cast())
-    }
-}
-
-#[target_feature(enable = "avx512f")]
-unsafe fn tile_f32x16(
-    kc: usize,
-    a: *const f32,
-    b: *const f32,
-    c: *mut f32,
-    ldc: usize,
-    first: bool,
-) {
-    const LANES: usize = 16;
-    let mut acc = [[_mm512_setzero_ps(); 2]; MR];
-    for r in 0..MR {
-        _mm_prefetch::<_MM_HINT_T0>(c.add(r * ldc) as *const i8);
-        _mm_prefetch::<_MM_HINT_T0>(c.add(r * ldc + 2 * LANES - 1) as *const i8);
-    }
-    let (mut a, mut b) = (a, b);
-    macro_rules! step {
-        ($s:expr) => {{
-            let b0 = _mm512_load_ps(b.add($s * 2 * LANES));
-            let b1 = _mm512_load_ps(b.add($s * 2 * LANES + LANES));
-            for (r, row) in acc.iter_mut().enumerate() {
-                let x = _mm512_set1_ps(*a.add($s * MR + r));
-                row[0] = _mm512_fmadd_ps(x, b0, row[0]);
-                row[1] = _mm512_fmadd_ps(x, b1, row[1]);
-            }
-        }};
-    }
-    for _ in 0..kc / UNROLL {
-        _mm_prefetch::<_MM_HINT_T0>(a.add(A_AHEAD) as *const i8);
-        step!(0);
-        step!(1);
-        step!(2);
-        step!(3);
-        a = a.add(UNROLL * MR);
-        b = b.add(UNROLL * 2 * LANES);
-    }
-    for _ in 0..kc % UNROLL {
-        step!(0);
-        a = a.add(MR);
-        b = b.add(2 * LANES);
-    }
-    for (r, row) in acc.iter().enumerate() {
-        let p = c.add(r * ldc);
-        if first {
-            _mm512_storeu_ps(p, row[0]);
-            _mm512_storeu_ps(p.add(LANES), row[1]);
-        } else {
-            _mm512_storeu_ps(p, _mm512_add_ps(_mm512_loadu_ps(p), row[0]));
-            _mm512_storeu_ps(
-                p.add(LANES),
-                _mm512_add_ps(_mm512_loadu_ps(p.add(LANES)), row[1]),
-            );
-        }
     }
 }
