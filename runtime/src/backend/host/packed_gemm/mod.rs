@@ -77,6 +77,9 @@ pub fn wide_f32() -> bool {
     kernel::avx512_available()
 }
 
+/// Products of too few rows to share out run on one thread below this many multiply-adds.
+const SHARED_FROM_FEW_ROWS: usize = 1 << 26;
+
 /// Whether [`matmul`] takes products of `T` on this CPU.
 pub fn supports<T: Element>() -> bool {
     let id = TypeId::of::<T>();
@@ -108,8 +111,14 @@ pub fn matmul<T: Element>(
         out[..mn].fill(MaybeUninit::new(T::ZERO));
         return true;
     }
-    let threads = if mk.saturating_mul(n) >= PARALLEL_FROM {
-        rayon::current_num_threads()
+    let work = mk.saturating_mul(n);
+    let pool = rayon::current_num_threads();
+    // Threads share row blocks; with fewer than two MR-row panels per thread most of them
+    // wait, and every depth block still pays a round of the pool (the 10-row weight gradient
+    // of notebook 05, {10,10000}x{10000,50}: 1.56 ms on both cores, 0.29 ms on one).
+    let few_rows = m.div_ceil(MR) < 2 * pool && work < SHARED_FROM_FEW_ROWS;
+    let threads = if work >= PARALLEL_FROM && !few_rows {
+        pool
     } else {
         1
     };
