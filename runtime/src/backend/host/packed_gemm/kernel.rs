@@ -188,16 +188,45 @@ macro_rules! avx2_kernel {
 }
 
 tile_fn!(
-    tile_f32, "avx2,fma", f32, 8, __m256, _mm256_setzero_ps, _mm256_load_ps, _mm256_loadu_ps,
-    _mm256_storeu_ps, _mm256_add_ps, _mm256_fmadd_ps, |p: *const f32| _mm256_broadcast_ss(&*p)
+    tile_f32,
+    "avx2,fma",
+    f32,
+    8,
+    __m256,
+    _mm256_setzero_ps,
+    _mm256_load_ps,
+    _mm256_loadu_ps,
+    _mm256_storeu_ps,
+    _mm256_add_ps,
+    _mm256_fmadd_ps,
+    |p: *const f32| _mm256_broadcast_ss(&*p)
 );
 tile_fn!(
-    tile_f64, "avx2,fma", f64, 4, __m256d, _mm256_setzero_pd, _mm256_load_pd, _mm256_loadu_pd,
-    _mm256_storeu_pd, _mm256_add_pd, _mm256_fmadd_pd, |p: *const f64| _mm256_broadcast_sd(&*p)
+    tile_f64,
+    "avx2,fma",
+    f64,
+    4,
+    __m256d,
+    _mm256_setzero_pd,
+    _mm256_load_pd,
+    _mm256_loadu_pd,
+    _mm256_storeu_pd,
+    _mm256_add_pd,
+    _mm256_fmadd_pd,
+    |p: *const f64| _mm256_broadcast_sd(&*p)
 );
 tile_fn!(
-    tile_f32x16, "avx512f", f32, 16, __m512, _mm512_setzero_ps, _mm512_load_ps,
-    _mm512_loadu_ps, _mm512_storeu_ps, _mm512_add_ps, _mm512_fmadd_ps,
+    tile_f32x16,
+    "avx512f",
+    f32,
+    16,
+    __m512,
+    _mm512_setzero_ps,
+    _mm512_load_ps,
+    _mm512_loadu_ps,
+    _mm512_storeu_ps,
+    _mm512_add_ps,
+    _mm512_fmadd_ps,
     |p: *const f32| _mm512_set1_ps(*p)
 );
 
