@@ -119,14 +119,20 @@ pub(crate) fn vjp(op: &Op, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<Ten
     }
 }
 
-/// The shape an operand of a broadcasting binary op had: axes it was broadcast along (stride
-/// 0) have size 1. Binary ops read their operands with offset 0 and broadcast strides only.
-fn operand_shape(view: &Strided, out_shape: &[usize], len: usize) -> Result<Vec<usize>> {
-    let shape: Vec<usize> = out_shape
+/// `out_shape` with the axes `view` broadcasts along (stride 0) of size 1: what the view reads
+/// once they are summed.
+fn unbroadcast_shape(view: &Strided, out_shape: &[usize]) -> Vec<usize> {
+    out_shape
         .iter()
         .zip(&view.strides)
         .map(|(&d, &s)| if s == 0 { 1 } else { d })
-        .collect();
+        .collect()
+}
+
+/// The shape an operand of a broadcasting binary op had: axes it was broadcast along (stride
+/// 0) have size 1. Binary ops read their operands with offset 0 and broadcast strides only.
+fn operand_shape(view: &Strided, out_shape: &[usize], len: usize) -> Result<Vec<usize>> {
+    let shape = unbroadcast_shape(view, out_shape);
     if view.offset != 0 || numel(&shape) != len {
         return Err(internal(format!(
             "a binary operand read as {view:?} over {out_shape:?} is not a broadcast"
@@ -352,14 +358,7 @@ fn unview(
     g: &Tensor,
 ) -> Result<Tensor> {
     let g = g.reshape(out_shape)?;
-    let g = unbroadcast(
-        g,
-        &out_shape
-            .iter()
-            .zip(&view.strides)
-            .map(|(&d, &s)| if s == 0 { 1 } else { d })
-            .collect::<Vec<_>>(),
-    )?;
+    let g = unbroadcast(g, &unbroadcast_shape(view, out_shape))?;
     // The axes that move: size above 1 (a summed broadcast axis now has size 1).
     let axes: Vec<(usize, usize)> = g
         .shape()
