@@ -463,3 +463,13 @@ fn a_user_rule_and_a_bad_rule() {
         vec![0.4, 1.6]
     );
 }
+
+#[test]
+fn a_gradient_too_large_to_hold_is_an_error_not_an_abort() {
+    // 200,000 repeats of one row: the one-hot matrix that sums them back would be 320 GB.
+    let rows = on(Device::BINARY).zeros(DType::S64, &[200_000]).unwrap();
+    let f = grad(move |x: &Tensor| x.take(&rows, 0)?.sum(None, false));
+    let x = on(Device::host(0)).zeros(DType::F32, &[200_000]).unwrap();
+    let e = f.call(&x).unwrap_err().to_string();
+    assert!(e.contains("cannot allocate f64[200000][200000]"), "{e}");
+}

@@ -8,6 +8,8 @@
 //! sign/floor/ceil/round, integer values), as in Nx, never reach here: `grad.rs` does not let a
 //! gradient flow through them.
 
+use crate::allocate::{checked_len, try_alloc};
+use crate::buffer::Buffer;
 use crate::create::on;
 use crate::device::Device;
 use crate::dtype::DType;
@@ -385,7 +387,7 @@ fn unview(
     // one element twice once broadcast axes are summed.
     let count = numel(&dims);
     let axis_strides: Vec<usize> = axes.iter().map(|&(_, s)| s).collect();
-    let mut source: Vec<i64> = vec![count as i64; len];
+    let mut source = try_alloc(len, count as i64, &[len])?;
     let mut coords = vec![0usize; dims.len()];
     for i in 0..count {
         crate::shape::unravel(i, &dims, &mut coords);
@@ -406,7 +408,7 @@ fn unview(
     }
     let flat = g.reshape(&[count])?;
     let padded = Tensor::concatenate(&[flat, site.zeros(g.dtype(), &[1])?], 0)?;
-    let indices = on(Device::BINARY).from_vec(source, &[len])?;
+    let indices = Tensor::from_host(Buffer::S64(source), vec![len], Device::BINARY)?;
     padded.take(&indices, 0)
 }
 
@@ -444,14 +446,16 @@ fn take(
         let source = on(Device::BINARY).from_vec(source, &[dim])?;
         padded.take(&source, 1)?
     } else {
-        let mut one_hot = vec![0.0f64; dim.saturating_mul(taken)];
+        // Checked like any tensor the user asks for: many repeated indices of a long axis make
+        // a matrix too large to hold, which is an error, not an abort.
+        let shape = [dim, taken];
+        let mut one_hot = try_alloc(checked_len(&shape, DType::F64)?, 0.0f64, &shape)?;
         for (i, &j) in indices.iter().enumerate() {
-            if let Some(v) = one_hot.get_mut(j * taken + i) {
+            if let Some(v) = one_hot.get_mut(j.saturating_mul(taken).saturating_add(i)) {
                 *v = 1.0;
             }
         }
-        let one_hot = on(site.device)
-            .from_vec(one_hot, &[dim, taken])?
+        let one_hot = Tensor::from_host(Buffer::F64(one_hot), shape.to_vec(), site.device)?
             .as_type(g.dtype())?;
         one_hot.dot(&g)?
     };
