@@ -1,7 +1,7 @@
 //! `tensorbook clients`: what the runtime can use on this machine, and why not where it can't.
 
 use tensorbook::notebook::clients_table;
-use tensorbook::{clients, default_device};
+use tensorbook::{clients, default_device, nccl_status};
 
 /// Prints every client as a table (or JSON) followed by the session default.
 pub fn print(json: bool) -> tensorbook::Result<()> {
@@ -19,7 +19,15 @@ pub fn print(json: bool) -> tensorbook::Result<()> {
                 })
             })
             .collect();
-        let out = serde_json::json!({ "clients": list, "default": default_device().to_string() });
+        let nccl = match nccl_status() {
+            Ok(found) => serde_json::json!({ "available": true, "library": found }),
+            Err(why) => serde_json::json!({ "available": false, "reason": why }),
+        };
+        let out = serde_json::json!({
+            "clients": list,
+            "nccl": nccl,
+            "default": default_device().to_string(),
+        });
         println!("{out:#}");
     } else {
         println!("{}", clients_table());

@@ -46,6 +46,12 @@ pub fn client_info(client: Client) -> ClientInfo {
     }
 }
 
+/// How an all-reduce between cuda devices goes: NCCL's version and file when it can be loaded,
+/// else why not (the all-reduce then goes through copies).
+pub fn nccl_status() -> std::result::Result<String, String> {
+    crate::backend::cuda::nccl_status()
+}
+
 /// The state of every client: cuda, sim, host, binary.
 pub fn clients() -> Vec<ClientInfo> {
     Client::ALL.iter().map(|&c| client_info(c)).collect()

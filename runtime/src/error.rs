@@ -204,6 +204,17 @@ pub enum Error {
     /// A closure given to a `Serving` failed.
     #[error("serving: {0}")]
     Serving(String),
+    /// One device of a partitioned serving or of a data-parallel call failed. The other
+    /// devices' work for that call is dropped; every device, and the session, stay usable.
+    #[error("{what} on {device} failed: {source}")]
+    Partition {
+        /// Which part of the work (`batch 3 of 8`, `replica 1 of 4`).
+        what: String,
+        /// The device it ran on.
+        device: Device,
+        /// What went wrong there.
+        source: Box<Error>,
+    },
     /// A file could not be read or written.
     #[error("{path}: {message}")]
     Io {

@@ -52,6 +52,7 @@ pub mod keep;
 mod memory;
 pub mod notebook;
 mod ops;
+mod parallel;
 mod serving;
 mod session;
 mod settings;
@@ -62,7 +63,7 @@ mod tensor;
 pub mod testing;
 
 pub use chart::line_chart;
-pub use client::{client_info, clients, devices, ClientInfo};
+pub use client::{client_info, clients, devices, nccl_status, ClientInfo};
 pub use create::{on, Factory};
 pub use device::{Client, Device, MemoryKind};
 pub use display::{print_limit, set_print_limit};
@@ -80,6 +81,9 @@ pub use notebook::{
     Html, Svg,
 };
 pub use ops::{merge_number, Leftover, Operand};
+pub use parallel::all_reduce::{all_reduce, Reduction};
+pub use parallel::data_parallel::{data_parallel, Combine, DataParallel};
+pub use parallel::{devices_of, Partitions};
 pub use serving::Serving;
 pub use session::{
     default_device, resolve_compiled_device, resolve_device, set_default_client,
@@ -87,6 +91,6 @@ pub use session::{
 };
 pub use settings::{
     set_host_device_count, set_host_memory_limit, set_shared_host_memory, set_sim_device_count,
-    set_sim_memory_limit,
+    set_sim_device_memory_limit, set_sim_memory_limit,
 };
 pub use tensor::Tensor;

@@ -129,6 +129,36 @@ impl Memory {
     }
 }
 
+/// The elementwise sum of `parts` (one per device, distinct devices of one backend) left on
+/// each of their devices, through the backend's collective library (NCCL between GPUs);
+/// `None` when they are not all of one backend or it has no collective here, and the caller
+/// reduces through copies and [`dispatch`].
+pub fn all_reduce_sum(parts: &[&Memory]) -> Result<Option<Vec<Memory>>> {
+    let cuda: Option<Vec<&CudaBuffer>> = parts
+        .iter()
+        .map(|m| match m {
+            Memory::Cuda(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    if let Some(buffers) = cuda {
+        let summed = CudaBackend.all_reduce_sum(&buffers)?;
+        return Ok(summed.map(|v| v.into_iter().map(Memory::Cuda).collect()));
+    }
+    let sim: Option<Vec<&SimBuffer>> = parts
+        .iter()
+        .map(|m| match m {
+            Memory::Sim(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    if let Some(buffers) = sim {
+        let summed = SimBackend.all_reduce_sum(&buffers)?;
+        return Ok(summed.map(|v| v.into_iter().map(Memory::Sim).collect()));
+    }
+    Ok(None)
+}
+
 /// Runs `op` on `device`: the one place where placement is checked. Every input must be
 /// memory of `device`; a stray one is a typed [`Error::Placement`] naming the op, the device
 /// and the memory found (a frontend bug: weak operands are moved before they get here).

@@ -296,6 +296,11 @@ pub fn clients_table() -> String {
         out.push_str(&line);
         out.push('\n');
     }
+    let all_reduce = match crate::client::nccl_status() {
+        Ok(nccl) => format!("through {nccl}"),
+        Err(why) => why,
+    };
+    out.push_str(&format!("cuda all-reduce: {all_reduce}\n"));
     out.push_str(&format!(
         "session default: {}",
         crate::session::default_device()

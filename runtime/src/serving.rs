@@ -5,11 +5,22 @@
 //! The function runs through [`crate::jit`]: compiled for the device of each run (the seed's
 //! scenario with a compiler in the path), once per batch shape, so a switch of the default
 //! between two runs compiles for the new device and the result's placement shows it.
+//!
+//! With partitions (EXLA's `partitions: true`) the batches are spread over several devices,
+//! one partition per device, running at once: batch `i` goes to partition `i mod n`, each
+//! partition's function is compiled for its device, and the results are gathered in batch
+//! order on the serving's device (the pinned one, else the session default), where a
+//! one-device serving would have left them. [`Serving::run_batches`] leaves each batch's
+//! result where it was computed instead, as EXLA does.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::jit::{arity, jit, Jit, JitFn};
 use crate::ops::Leftover;
+use crate::parallel::{on_each, Partitions};
 use crate::session::resolve_compiled_device;
 use crate::tensor::Tensor;
 
@@ -18,17 +29,16 @@ pub struct Serving {
     function: Jit<Tensor>,
     batch_size: usize,
     device: Option<Device>,
+    partitions: Option<Partitions>,
+    /// Batches run on each device so far, over every run.
+    batches_run: Arc<Mutex<BTreeMap<String, (Device, usize)>>>,
 }
 
 impl Serving {
     /// A serving of `function` (a closure `|batch: &Tensor| ...`, or a [`Jit`]) with batches
     /// of 32 on the session default device.
     pub fn new(function: impl JitFn<arity::One, Tensor>) -> Self {
-        Serving {
-            function: jit(function),
-            batch_size: 32,
-            device: None,
-        }
+        Serving::of(&jit(function))
     }
 
     /// A serving of an existing compiled function (sharing its cache).
@@ -37,6 +47,8 @@ impl Serving {
             function: function.clone(),
             batch_size: 32,
             device: None,
+            partitions: None,
+            batches_run: Arc::default(),
         }
     }
 
@@ -56,58 +68,151 @@ impl Serving {
         self
     }
 
-    /// Pins the serving to `device` instead of the session default.
+    /// Pins the serving to `device` instead of the session default. With partitions, this
+    /// picks the client (and the device the results are gathered on).
     pub fn on(mut self, device: Device) -> Self {
         self.device = Some(device);
         self
     }
 
-    /// Where the next `run` will compute: the pinned device, else the session default now.
+    /// One partition per device of the serving's client (EXLA's `partitions: true`): every
+    /// GPU of a cuda default, every `sim` or `host` device. `false` goes back to one device.
+    pub fn partitions(mut self, on: bool) -> Self {
+        self.partitions = on.then_some(Partitions::AllOfClient);
+        self
+    }
+
+    /// One partition on each of `devices`, in this order (they may belong to any clients).
+    pub fn partitioned_over(mut self, devices: &[Device]) -> Self {
+        self.partitions = Some(Partitions::Devices(devices.to_vec()));
+        self
+    }
+
+    /// Where the next `run` gathers its result (and, without partitions, computes): the
+    /// pinned device, else the session default now.
     pub fn device(&self) -> Result<Device> {
         resolve_compiled_device("serving", self.device, &[])
     }
 
-    /// Splits `input` along axis 0 into batches, copies each to the serving's device (the
+    /// The devices the next `run` computes on, one partition each.
+    pub fn partition_devices(&self) -> Result<Vec<Device>> {
+        let device = self.device()?;
+        match &self.partitions {
+            None => Ok(vec![device]),
+            Some(p) => p.resolve(device),
+        }
+    }
+
+    /// How many batches each device has run so far (over every run), in device order.
+    pub fn batches_run(&self) -> Vec<(Device, usize)> {
+        self.batches_run
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .copied()
+            .collect()
+    }
+
+    /// Splits `input` along axis 0 into batches, copies each to the device that runs it (the
     /// serving owns its placement, as an Nx serving does), applies the function and joins the
-    /// results, dropping the padding of the last batch.
+    /// results in order on [`Serving::device`], dropping the padding of the last batch.
     ///
     /// An input of zero rows gives the function's result on that empty batch (zero rows), so
     /// a serving over nothing returns an empty result of the right shape and dtype.
     pub fn run(&self, input: &Tensor) -> Result<Tensor> {
-        let device = self.device()?;
+        let home = self.device()?;
+        let outputs = self.run_batches(input)?;
+        if let [only] = outputs.as_slice() {
+            return only.to_device(home);
+        }
+        let moved = outputs
+            .iter()
+            .map(|t| t.to_device(home))
+            .collect::<Result<Vec<_>>>()?;
+        Tensor::concatenate(&moved, 0)
+    }
+
+    /// As [`Serving::run`], but each batch's result is left on the device that computed it
+    /// (EXLA's way), in batch order, the last one without its padding.
+    pub fn run_batches(&self, input: &Tensor) -> Result<Vec<Tensor>> {
+        let devices = self.partition_devices()?;
         let total = input.shape().first().copied().unwrap_or(0);
         if total == 0 && input.rank() > 0 {
+            let device = devices[0];
             let placed = input.backend_copy(device)?;
             let out = self.apply(device, &placed)?;
             if out.rank() == 0 || out.shape()[0] != 0 {
-                return Err(Error::Serving(format!(
-                    "the function must return one row per input row (0 rows), returned {}",
-                    out.signature()
-                )));
+                return Err(rows_error(0, &out));
             }
-            return Ok(out);
+            return Ok(vec![out]);
         }
-        let mut outputs = Vec::new();
-        for batch in input.to_batched(self.batch_size, Leftover::Repeat)? {
-            let placed = if batch.device() == device {
-                batch
-            } else {
-                batch.backend_copy(device)?
-            };
-            let out = self.apply(device, &placed)?;
-            if out.rank() == 0 || out.shape()[0] != self.batch_size {
-                return Err(Error::Serving(format!(
-                    "the function must return one row per input row ({} rows), returned {}",
-                    self.batch_size,
-                    out.signature()
-                )));
+        let batches = input.to_batched(self.batch_size, Leftover::Repeat)?;
+        let count = batches.len();
+        let partitioned = self.partitions.is_some();
+        let n = devices.len();
+        let per_device = on_each(&devices, |p, device| {
+            let mut done = Vec::new();
+            for (i, batch) in batches.iter().enumerate().skip(p).step_by(n) {
+                let out = self.run_batch(device, batch).map_err(|e| {
+                    if partitioned {
+                        Error::Partition {
+                            what: format!("batch {} of {count}", i + 1),
+                            device,
+                            source: Box::new(e),
+                        }
+                    } else {
+                        e
+                    }
+                })?;
+                done.push((i, out));
             }
-            outputs.push(out);
+            Ok(done)
+        });
+        let mut slots: Vec<Option<Tensor>> = vec![None; count];
+        let mut ran = Vec::with_capacity(n);
+        for (device, result) in devices.iter().zip(per_device) {
+            let done = result?;
+            ran.push((*device, done.len()));
+            for (i, out) in done {
+                slots[i] = Some(out);
+            }
         }
-        let joined = Tensor::concatenate(&outputs, 0)?;
-        let mut lengths = joined.shape().to_vec();
-        lengths[0] = total;
-        joined.slice(&vec![0; joined.rank()], &lengths, None)
+        self.count(&ran);
+        let mut outputs = slots
+            .into_iter()
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| Error::Serving("internal: a batch was not run".into()))?;
+        let kept = total - (count - 1) * self.batch_size;
+        if let Some(last) = outputs.last_mut() {
+            if kept < self.batch_size {
+                let mut lengths = last.shape().to_vec();
+                lengths[0] = kept;
+                *last = last.slice(&vec![0; last.rank()], &lengths, None)?;
+            }
+        }
+        Ok(outputs)
+    }
+
+    fn run_batch(&self, device: Device, batch: &Tensor) -> Result<Tensor> {
+        let placed = if batch.device() == device {
+            batch.clone()
+        } else {
+            batch.backend_copy(device)?
+        };
+        let out = self.apply(device, &placed)?;
+        if out.rank() == 0 || out.shape()[0] != self.batch_size {
+            return Err(rows_error(self.batch_size, &out));
+        }
+        Ok(out)
+    }
+
+    fn count(&self, ran: &[(Device, usize)]) {
+        let mut counts = self.batches_run.lock().unwrap_or_else(|e| e.into_inner());
+        for &(device, n) in ran {
+            // Keyed by name so that the listing is in a stable, readable order.
+            let key = format!("{:?}:{:08}", device.client, device.id);
+            counts.entry(key).or_insert((device, 0)).1 += n;
+        }
     }
 
     fn apply(&self, device: Device, batch: &Tensor) -> Result<Tensor> {
@@ -116,4 +221,11 @@ impl Serving {
             .call(batch)
             .map_err(|e| Error::Serving(e.to_string()))
     }
+}
+
+fn rows_error(rows: usize, out: &Tensor) -> Error {
+    Error::Serving(format!(
+        "the function must return one row per input row ({rows} rows), returned {}",
+        out.signature()
+    ))
 }

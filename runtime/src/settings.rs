@@ -92,6 +92,39 @@ pub fn set_sim_memory_limit(bytes: u64) {
     SIM_MEMORY.store(bytes.min(UNREAD - 1), Ordering::Relaxed);
 }
 
+/// Limits set for single simulated devices, by id (`None`: the common limit applies).
+static SIM_MEMORY_OF: std::sync::Mutex<Vec<Option<u64>>> = std::sync::Mutex::new(Vec::new());
+
+/// The memory of `sim:id`, in bytes: its own limit if one was set, else the common one.
+pub fn sim_memory_limit_of(id: usize) -> u64 {
+    let own = SIM_MEMORY_OF
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(id)
+        .copied()
+        .flatten();
+    own.unwrap_or_else(sim_memory_limit)
+}
+
+/// Gives the simulated device `sim:id` its own memory size in bytes (`None`: back to the common
+/// one), as the GPUs of one machine can differ. Applies to allocations made from now on.
+pub fn set_sim_device_memory_limit(id: usize, bytes: Option<u64>) -> Result<()> {
+    // A table indexed by id: an absurd id must not become an absurd allocation.
+    const MAX_ID: usize = 1 << 12;
+    if id >= MAX_ID {
+        return Err(Error::InvalidArgument {
+            op: "set_sim_device_memory_limit",
+            message: format!("sim:{id} is beyond the {MAX_ID} simulated devices there can be"),
+        });
+    }
+    let mut limits = SIM_MEMORY_OF.lock().unwrap_or_else(|e| e.into_inner());
+    if limits.len() <= id {
+        limits.resize(id + 1, None);
+    }
+    limits[id] = bytes.map(|b| b.min(UNREAD - 1));
+    Ok(())
+}
+
 /// The cap on one host allocation set by the user, if any.
 pub fn host_memory_limit() -> Option<u64> {
     let cap = setting(&HOST_MEMORY_CAP, || env::host_memory_limit().unwrap_or(0));

@@ -226,6 +226,11 @@ impl Tensor {
         f(&host)
     }
 
+    /// True when `other` is this tensor or a clone of it (one storage, one shape).
+    pub(crate) fn same_value(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.storage, &other.storage) && self.shape == other.shape
+    }
+
     pub(crate) fn deallocated(&self) -> Error {
         Error::Deallocated {
             device: self.device(),

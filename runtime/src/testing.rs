@@ -9,7 +9,9 @@ pub mod ir {
 
 /// The simulated accelerator's queue gate and counters.
 pub mod sim {
-    pub use crate::backend::sim::{bytes_to_host, memory_in_use, pause, pending, resume};
+    pub use crate::backend::sim::{
+        bytes_from_peers, bytes_to_host, memory_in_use, ops_queued, pause, pending, resume,
+    };
 }
 
 /// The cuda backend's kernels and their compilation, checked without a GPU.

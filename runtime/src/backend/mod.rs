@@ -129,6 +129,13 @@ pub trait Backend: Send + Sync {
     fn copy(&self, memory: &Self::Buffer, to: Device) -> Result<Self::Buffer> {
         self.upload(to, crate::allocate::owned(self.download(memory)?)?)
     }
+    /// The elementwise sum of `parts` (one buffer on each of several distinct devices of this
+    /// backend, one dtype and length), left on every one of them: an all-reduce through the
+    /// backend's collective library. `None` when it has none here; the caller then reduces
+    /// through [`Backend::copy`] and the op set.
+    fn all_reduce_sum(&self, _parts: &[&Self::Buffer]) -> Result<Option<Vec<Self::Buffer>>> {
+        Ok(None)
+    }
 }
 
 /// The op set as one method per [`Op`] variant, over a backend's buffer type: what binary,

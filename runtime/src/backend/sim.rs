@@ -58,6 +58,10 @@ struct SimDevice {
     queue: Sender<Job>,
     used: AtomicU64,
     to_host: AtomicU64,
+    /// Bytes copied in from other simulated devices without crossing the host.
+    from_peers: AtomicU64,
+    /// Ops queued on the device so far (what a test counts to see that work went there).
+    ops: AtomicU64,
     pending: AtomicUsize,
     paused: Mutex<bool>,
     unpaused: Condvar,
@@ -71,6 +75,8 @@ impl SimDevice {
             queue,
             used: AtomicU64::new(0),
             to_host: AtomicU64::new(0),
+            from_peers: AtomicU64::new(0),
+            ops: AtomicU64::new(0),
             pending: AtomicUsize::new(0),
             paused: Mutex::new(false),
             unpaused: Condvar::new(),
@@ -106,7 +112,7 @@ impl SimDevice {
 
     /// Takes `bytes` of the device's memory, or fails as a GPU allocation would.
     fn reserve(self: &Arc<Self>, bytes: u64, dtype: DType, len: usize) -> Result<Reservation> {
-        let limit = settings::sim_memory_limit();
+        let limit = settings::sim_memory_limit_of(self.id);
         let mut used = self.used.load(Ordering::Acquire);
         loop {
             let after = used.checked_add(bytes).filter(|&a| a <= limit);
@@ -293,6 +299,22 @@ pub fn memory_in_use(id: usize) -> u64 {
         .unwrap_or(0)
 }
 
+/// Ops queued on `sim:id` so far (every op, whether it has run yet or not).
+#[cfg(any(test, feature = "test-hooks"))]
+pub fn ops_queued(id: usize) -> u64 {
+    device(id)
+        .map(|d| d.ops.load(Ordering::Acquire))
+        .unwrap_or(0)
+}
+
+/// Bytes copied into `sim:id` from other simulated devices, device to device.
+#[cfg(any(test, feature = "test-hooks"))]
+pub fn bytes_from_peers(id: usize) -> u64 {
+    device(id)
+        .map(|d| d.from_peers.load(Ordering::Acquire))
+        .unwrap_or(0)
+}
+
 /// Ops queued on `sim:id` that have not started yet (held by [`pause`], or waiting their turn).
 #[cfg(any(test, feature = "test-hooks"))]
 pub fn pending(id: usize) -> usize {
@@ -338,6 +360,7 @@ impl Backend for SimBackend {
         let slot = Slot::empty();
         let sources: Vec<Arc<Slot>> = inputs.iter().map(|b| Arc::clone(&b.slot)).collect();
         let (job_op, job_slot) = (op.clone(), Arc::clone(&slot));
+        dev.ops.fetch_add(1, Ordering::AcqRel);
         dev.enqueue(Box::new(move || {
             let computed = sources
                 .iter()
@@ -399,5 +422,38 @@ impl Backend for SimBackend {
 
     fn sync(&self, s: &SimBuffer) -> Result<()> {
         s.wait("sync").map(|_| ())
+    }
+
+    /// Device to device, as a GPU's peer copy: queued on the target, which waits for the
+    /// source's value without the host reading it. No wait can close a circle: a copy only
+    /// waits for work queued before it.
+    fn copy(&self, s: &SimBuffer, to: Device) -> Result<SimBuffer> {
+        let dev = self::device(to.id)?;
+        let bytes = (s.len as u64).saturating_mul(s.dtype.size_in_bytes() as u64);
+        let memory = dev.reserve(bytes, s.dtype, s.len)?;
+        let slot = Slot::empty();
+        let (source, job_slot) = (Arc::clone(&s.slot), Arc::clone(&slot));
+        let (target, from) = (Arc::clone(&dev), s.device.device());
+        dev.enqueue(Box::new(move || {
+            let copied = match source.wait() {
+                Ok(buffer) => buffer.try_clone(),
+                Err(e) => Err(Error::Device {
+                    op: "copy between devices",
+                    device: from,
+                    message: e.to_string(),
+                }),
+            };
+            if copied.is_ok() {
+                target.from_peers.fetch_add(bytes, Ordering::AcqRel);
+            }
+            job_slot.fill(copied);
+        }))?;
+        Ok(SimBuffer {
+            device: dev,
+            len: s.len,
+            dtype: s.dtype,
+            slot,
+            _memory: memory,
+        })
     }
 }

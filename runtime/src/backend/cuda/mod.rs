@@ -8,8 +8,18 @@ mod buffer;
 mod device;
 pub mod fused;
 pub mod kernels;
+mod nccl;
 mod probe;
 pub use probe::probe;
+
+/// NCCL's version and file when it can be loaded, or why not (the all-reduce then goes
+/// through copies).
+pub fn nccl_status() -> std::result::Result<String, String> {
+    nccl::status()
+        .as_ref()
+        .map(|n| n.description.clone())
+        .map_err(Clone::clone)
+}
 
 use std::any::Any;
 use std::borrow::Cow;
@@ -331,6 +341,10 @@ impl Backend for CudaBackend {
 
     fn sync(&self, memory: &CudaBuffer) -> Result<()> {
         sync(memory)
+    }
+
+    fn all_reduce_sum(&self, parts: &[&CudaBuffer]) -> Result<Option<Vec<CudaBuffer>>> {
+        nccl::all_reduce_sum(parts)
     }
 }
 

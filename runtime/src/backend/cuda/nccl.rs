@@ -1,0 +1,271 @@
+//! NCCL, the collective library of NVIDIA GPUs: the all-reduce of data-parallel steps between
+//! the GPUs of one machine.
+//!
+//! The types are cudarc's bindings (`cudarc::nccl::sys`); the six calls used are loaded here,
+//! at run time like the rest of CUDA, because cudarc's loader tries `libnccl.so`, `.so.12`,
+//! `.so.11`, ... and never `libnccl.so.2`, the one name every NCCL package installs (the
+//! `libnccl2` packages and the `nvidia-nccl-cu12`/`-cu13` wheels ship no `libnccl.so`).
+//! Without NCCL the all-reduce goes through copies (`crate::parallel`), so its absence is a
+//! line in `tensorbook clients`, never an error.
+
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, CStr};
+use std::sync::{Mutex, OnceLock};
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::DevicePtr;
+use cudarc::nccl::sys::{cudaStream_t, ncclComm_t, ncclDataType_t, ncclRedOp_t, ncclResult_t};
+use libloading::Library;
+
+use super::buffer::{CudaBuffer, CudaData, CudaElement};
+use super::device;
+use crate::buffer::with_dtype;
+use crate::device::Device;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+
+/// The names tried, in order: the soname first, then the development symlink.
+const LIBRARY_NAMES: [&str; 2] = ["libnccl.so.2", "libnccl.so"];
+
+type GetVersion = unsafe extern "C" fn(*mut c_int) -> ncclResult_t;
+type CommInitAll = unsafe extern "C" fn(*mut ncclComm_t, c_int, *const c_int) -> ncclResult_t;
+type AllReduce = unsafe extern "C" fn(
+    *const std::ffi::c_void,
+    *mut std::ffi::c_void,
+    usize,
+    ncclDataType_t,
+    ncclRedOp_t,
+    ncclComm_t,
+    cudaStream_t,
+) -> ncclResult_t;
+type Group = unsafe extern "C" fn() -> ncclResult_t;
+type CommDestroy = unsafe extern "C" fn(ncclComm_t) -> ncclResult_t;
+type ErrorString = unsafe extern "C" fn(ncclResult_t) -> *const c_char;
+
+/// The loaded library and the calls the all-reduce makes.
+pub(crate) struct Nccl {
+    /// Which file was loaded and its version, for `tensorbook clients`.
+    pub(crate) description: String,
+    comm_init_all: CommInitAll,
+    all_reduce: AllReduce,
+    group_start: Group,
+    group_end: Group,
+    comm_destroy: CommDestroy,
+    error_string: ErrorString,
+    // Kept last: the function pointers above point into it.
+    _library: Library,
+}
+
+/// NCCL if it can be loaded here, or why not. Decided once per process.
+pub(crate) fn status() -> &'static std::result::Result<Nccl, String> {
+    static STATUS: OnceLock<std::result::Result<Nccl, String>> = OnceLock::new();
+    STATUS.get_or_init(|| {
+        std::panic::catch_unwind(load)
+            .unwrap_or_else(|_| Err("the NCCL library found here could not be used".into()))
+    })
+}
+
+fn load() -> std::result::Result<Nccl, String> {
+    let mut tried = Vec::new();
+    for name in LIBRARY_NAMES {
+        // SAFETY: loading NCCL runs no initialisers that depend on us; a failure is an Err.
+        match unsafe { Library::new(name) } {
+            Ok(library) => return bind(library, name),
+            Err(e) => tried.push(format!("{name} ({e})")),
+        }
+    }
+    Err(format!(
+        "NCCL is not installed (tried {}); the all-reduce goes through copies",
+        tried.join(", ")
+    ))
+}
+
+fn bind(library: Library, name: &str) -> std::result::Result<Nccl, String> {
+    // Each symbol is looked up with the signature of NCCL 2's C API.
+    macro_rules! symbol {
+        ($name:literal) => {
+            *library
+                .get(concat!($name, "\0").as_bytes())
+                .map_err(|e| format!("NCCL lacks {}: {e}", $name))?
+        };
+    }
+    // SAFETY: the types above are NCCL 2's signatures; the library outlives the pointers
+    // (it is kept in the same struct).
+    unsafe {
+        let get_version: GetVersion = symbol!("ncclGetVersion");
+        let mut version: c_int = 0;
+        let description = if get_version(&mut version) == ncclResult_t::ncclSuccess {
+            // NCCL 2.x encodes major*10000 + minor*100 + patch.
+            format!(
+                "NCCL {}.{}.{} ({name})",
+                version / 10000,
+                version % 10000 / 100,
+                version % 100
+            )
+        } else {
+            format!("NCCL ({name})")
+        };
+        Ok(Nccl {
+            description,
+            comm_init_all: symbol!("ncclCommInitAll"),
+            all_reduce: symbol!("ncclAllReduce"),
+            group_start: symbol!("ncclGroupStart"),
+            group_end: symbol!("ncclGroupEnd"),
+            comm_destroy: symbol!("ncclCommDestroy"),
+            error_string: symbol!("ncclGetErrorString"),
+            _library: library,
+        })
+    }
+}
+
+impl Nccl {
+    /// An NCCL result as the runtime's error on `device`.
+    fn check(&self, op: &'static str, device: Device, result: ncclResult_t) -> Result<()> {
+        if result == ncclResult_t::ncclSuccess {
+            return Ok(());
+        }
+        // SAFETY: NCCL returns a static string for every result code.
+        let message = unsafe {
+            let text = (self.error_string)(result);
+            if text.is_null() {
+                format!("{result:?}")
+            } else {
+                CStr::from_ptr(text).to_string_lossy().into_owned()
+            }
+        };
+        Err(Error::Device {
+            op,
+            device,
+            message: format!("NCCL: {message}"),
+        })
+    }
+}
+
+/// One communicator per GPU of a set, made together by `ncclCommInitAll`.
+struct Communicators(Vec<ncclComm_t>);
+
+// SAFETY: the communicators are only used while the mutex that holds them is locked, and NCCL
+// allows a communicator to be used from any thread when calls are not concurrent.
+unsafe impl Send for Communicators {}
+
+impl Drop for Communicators {
+    fn drop(&mut self) {
+        if let Ok(nccl) = status() {
+            for &comm in &self.0 {
+                // SAFETY: each was made by ncclCommInitAll and is destroyed once.
+                unsafe { (nccl.comm_destroy)(comm) };
+            }
+        }
+    }
+}
+
+/// The communicators of each set of GPUs used so far (making them costs a rendezvous).
+fn communicators() -> &'static Mutex<HashMap<Vec<usize>, Communicators>> {
+    static COMMS: OnceLock<Mutex<HashMap<Vec<usize>, Communicators>>> = OnceLock::new();
+    COMMS.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn nccl_type(dtype: DType) -> ncclDataType_t {
+    match dtype {
+        DType::U8 => ncclDataType_t::ncclUint8,
+        DType::S32 => ncclDataType_t::ncclInt32,
+        DType::S64 => ncclDataType_t::ncclInt64,
+        DType::F32 => ncclDataType_t::ncclFloat32,
+        DType::F64 => ncclDataType_t::ncclFloat64,
+    }
+}
+
+/// The buffer's device address (the buffer stays borrowed while NCCL's work is queued, and
+/// every buffer of the backend is used on its device's one stream, so no event is needed).
+fn address(buffer: &CudaBuffer, stream: &cudarc::driver::CudaStream) -> CUdeviceptr {
+    match &buffer.data {
+        CudaData::U8(s) => s.device_ptr(stream).0,
+        CudaData::S32(s) => s.device_ptr(stream).0,
+        CudaData::S64(s) => s.device_ptr(stream).0,
+        CudaData::F32(s) => s.device_ptr(stream).0,
+        CudaData::F64(s) => s.device_ptr(stream).0,
+    }
+}
+
+/// The sum of `parts` (one per GPU, distinct GPUs, one dtype and length) on every one of
+/// them, through one NCCL all-reduce; `None` when NCCL is absent.
+pub(crate) fn all_reduce_sum(parts: &[&CudaBuffer]) -> Result<Option<Vec<CudaBuffer>>> {
+    let Ok(nccl) = status() else {
+        return Ok(None);
+    };
+    let Some(first) = parts.first() else {
+        return Ok(Some(Vec::new()));
+    };
+    let (dtype, len) = (first.dtype(), first.len());
+    let ordinals: Vec<usize> = parts.iter().map(|p| p.ordinal()).collect();
+    let mut key = ordinals.clone();
+    key.sort_unstable();
+    key.dedup();
+    if key.len() != ordinals.len() || parts.iter().any(|p| p.dtype() != dtype || p.len() != len) {
+        return Ok(None);
+    }
+    let devices = ordinals
+        .iter()
+        .map(|&o| device::device(o))
+        .collect::<Result<Vec<_>>>()?;
+    let outputs = devices
+        .iter()
+        .map(|dev| {
+            let data = with_dtype!(dtype, T => T::wrap(dev.alloc::<T>(len, &[len])?));
+            Ok(CudaBuffer {
+                ordinal: dev.ordinal,
+                len,
+                data,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let first_device = Device::cuda(ordinals[0]);
+    let mut comms = communicators().lock().unwrap_or_else(|e| e.into_inner());
+    if !comms.contains_key(&ordinals) {
+        let list = ordinals
+            .iter()
+            .map(|&o| {
+                c_int::try_from(o).map_err(|_| Error::DeviceNotFound {
+                    device: Device::cuda(o),
+                    count: devices.len(),
+                })
+            })
+            .collect::<Result<Vec<c_int>>>()?;
+        let count = c_int::try_from(list.len()).unwrap_or(c_int::MAX);
+        let mut made: Vec<ncclComm_t> = vec![std::ptr::null_mut(); list.len()];
+        // SAFETY: `made` has room for one communicator per listed device.
+        let result = unsafe { (nccl.comm_init_all)(made.as_mut_ptr(), count, list.as_ptr()) };
+        nccl.check("all_reduce", first_device, result)?;
+        comms.insert(ordinals.clone(), Communicators(made));
+    }
+    let set = comms.get(&ordinals).ok_or_else(|| Error::Device {
+        op: "all_reduce",
+        device: first_device,
+        message: "internal: NCCL communicators missing".into(),
+    })?;
+    // SAFETY: one all-reduce per communicator inside one group, as NCCL requires when one
+    // thread drives several GPUs; every pointer is a live buffer of `len` elements on the
+    // communicator's device, ordered on that device's stream after the work producing it.
+    unsafe {
+        nccl.check("all_reduce", first_device, (nccl.group_start)())?;
+        let mut launched = Ok(());
+        for (i, dev) in devices.iter().enumerate() {
+            let result = (nccl.all_reduce)(
+                address(parts[i], &dev.stream) as *const std::ffi::c_void,
+                address(&outputs[i], &dev.stream) as *mut std::ffi::c_void,
+                len,
+                nccl_type(dtype),
+                ncclRedOp_t::ncclSum,
+                set.0[i],
+                dev.stream.cu_stream() as cudaStream_t,
+            );
+            if launched.is_ok() {
+                launched = nccl.check("all_reduce", Device::cuda(dev.ordinal), result);
+            }
+        }
+        let ended = nccl.check("all_reduce", first_device, (nccl.group_end)());
+        launched?;
+        ended?;
+    }
+    Ok(Some(outputs))
+}
