@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use tensorbook::bench::{self, jit, ops, train, MatmulBench, Progress, Runs};
+use tensorbook::bench::{self, jit, ops, serving, train, MatmulBench, Progress, Runs};
 use tensorbook::contract::env;
 use tensorbook::DType;
 
@@ -184,6 +184,35 @@ pub fn run(what: BenchWhat) -> Result<(), String> {
                 let mut value = figures.report.to_json();
                 value["jit_over_eager"] = per_device(&figures.jit_over_eager);
                 value["jit_over_jax"] = per_device(&figures.jit_over_jax);
+                println!("{value}");
+            } else {
+                print!("{}", figures.report.table());
+            }
+            Ok(())
+        }
+        BenchWhat::Serving {
+            devices,
+            rows,
+            batch,
+            runs,
+            json,
+        } => {
+            let config = serving::ServingBench {
+                devices: bench::parse_devices(&devices).map_err(|e| e.to_string())?,
+                rows,
+                batch,
+                runs: Runs {
+                    warmup: 1,
+                    timed: runs,
+                },
+            };
+            let figures =
+                serving::run(&config, &mut Bar { bar: None }).map_err(|e| e.to_string())?;
+            if json {
+                let mut value = figures.report.to_json();
+                value["one_device_images_per_s"] = serde_json::json!(figures.one_device);
+                value["partitioned_images_per_s"] = serde_json::json!(figures.partitioned);
+                value["partitioned_over_one_device"] = serde_json::json!(figures.speedup());
                 println!("{value}");
             } else {
                 print!("{}", figures.report.table());

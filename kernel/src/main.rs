@@ -148,6 +148,25 @@ enum BenchWhat {
         #[arg(long)]
         json: bool,
     },
+    /// A serving of notebook 05's network over several devices (one partition each) against
+    /// the first device alone, in images per second, in the same run.
+    Serving {
+        /// The partitions' devices (virtual host and sim devices are enabled as named).
+        #[arg(long, default_value = "host:0,host:1")]
+        devices: String,
+        /// Images served per run.
+        #[arg(long, default_value_t = 10_000)]
+        rows: usize,
+        /// Images per batch.
+        #[arg(long, default_value_t = 64)]
+        batch: usize,
+        /// Timed runs per row (the median is reported).
+        #[arg(long, default_value_t = 7)]
+        runs: usize,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]

@@ -21,6 +21,16 @@ fn json_of(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("JSON")
 }
 
+/// The labels of a bench report's rows.
+fn row_labels(v: &serde_json::Value) -> Vec<&str> {
+    v["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["label"].as_str())
+        .collect()
+}
+
 #[test]
 fn clients_lists_every_client_with_the_reason_for_absent_ones() {
     let out = tensorbook(&["clients"]);
@@ -283,6 +293,30 @@ fn bench_ops_sets_numpy_beside_each_device() {
 }
 
 #[test]
+fn bench_serving_sets_partitions_beside_one_device() {
+    let v = json_of(&[
+        "bench", "serving", "--rows", "300", "--batch", "16", "--runs", "1", "--json",
+    ]);
+    let labels = row_labels(&v);
+    assert_eq!(labels.len(), 2, "{v}");
+    assert!(labels[0].ends_with("on one device @ host:0"), "{v}");
+    assert!(
+        labels[1].ends_with("partitioned over host:0,host:1 @ host:0"),
+        "{v}"
+    );
+    for key in ["one_device_images_per_s", "partitioned_images_per_s"] {
+        assert!(v[key].as_f64().is_some_and(|r| r > 0.0), "{key}: {v}");
+    }
+    let notes = v["notes"].to_string();
+    // 19 batches of 16 per run, dealt round robin; three runs: warm-up, timed, compared.
+    assert!(notes.contains("host:0 30, host:1 27"), "{notes}");
+    assert!(
+        notes.contains("largest difference between the two results: 0e0"),
+        "{notes}"
+    );
+}
+
+#[test]
 fn bench_train_sets_jax_beside_host_eager_and_jit() {
     let venv = concat!(env!("CARGO_MANIFEST_DIR"), "/../.venv/bin/python");
     let with_jax = std::path::Path::new(venv).is_file();
@@ -304,12 +338,7 @@ fn bench_train_sets_jax_beside_host_eager_and_jit() {
         python,
         "--json",
     ]);
-    let labels: Vec<&str> = v["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .filter_map(|r| r["label"].as_str())
-        .collect();
+    let labels = row_labels(&v);
     assert!(
         labels.contains(&"sgd step 784-50-10 x500 eager")
             && labels.contains(&"sgd step 784-50-10 x500 jit"),

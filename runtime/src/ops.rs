@@ -792,25 +792,36 @@ impl Tensor {
             if len < batch_size && leftover == Leftover::Discard {
                 break;
             }
-            let mut start = vec![0; self.rank()];
-            start[0] = at;
-            let batch = if len == batch_size {
-                let mut lengths = self.shape().to_vec();
-                lengths[0] = len;
-                self.slice(&start, &lengths, None)?
-            } else {
-                // The rows at..total, then rows from the start again, as one gather.
-                let mut rows = try_alloc(batch_size, 0i64, &[batch_size])?;
-                for (i, r) in rows.iter_mut().enumerate() {
-                    *r = ((at + i) % total) as i64;
-                }
-                let rows = Tensor::from_host(Buffer::S64(rows), vec![batch_size], Device::BINARY)?;
-                self.take(&rows, 0)?
-            };
-            out.push(batch);
+            out.push(self.batch_from(at, batch_size)?);
             at += len;
         }
         Ok(out)
+    }
+
+    /// The batch of `batch_size` rows from row `at` (below the row count), padded from the
+    /// start when it runs past the end: one batch of `to_batched(.., Repeat)`.
+    pub(crate) fn batch_from(&self, at: usize, batch_size: usize) -> Result<Tensor> {
+        let total = self.shape().first().copied().unwrap_or(0);
+        if at >= total {
+            return Err(Error::InvalidArgument {
+                op: "to_batched",
+                message: format!("internal: row {at} of {}", self.signature()),
+            });
+        }
+        let mut start = vec![0; self.rank()];
+        start[0] = at;
+        if batch_size <= total - at {
+            let mut lengths = self.shape().to_vec();
+            lengths[0] = batch_size;
+            return self.slice(&start, &lengths, None);
+        }
+        // The rows at..total, then rows from the start again, as one gather.
+        let mut rows = try_alloc(batch_size, 0i64, &[batch_size])?;
+        for (i, r) in rows.iter_mut().enumerate() {
+            *r = ((at + i) % total) as i64;
+        }
+        let rows = Tensor::from_host(Buffer::S64(rows), vec![batch_size], Device::BINARY)?;
+        self.take(&rows, 0)
     }
 }
 

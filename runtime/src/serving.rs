@@ -146,24 +146,31 @@ impl Serving {
             }
             return Ok(vec![out]);
         }
-        let batches = input.to_batched(self.batch_size, Leftover::Repeat)?;
-        let count = batches.len();
+        if self.batch_size == 0 || input.rank() == 0 {
+            // to_batched's error, which names both.
+            input.to_batched(self.batch_size, Leftover::Repeat)?;
+        }
+        let count = total.div_ceil(self.batch_size);
         let partitioned = self.partitions.is_some();
         let n = devices.len();
+        // Each partition cuts its own batches, so that no device waits for the others' slices.
         let per_device = on_each(&devices, |p, device| {
             let mut done = Vec::new();
-            for (i, batch) in batches.iter().enumerate().skip(p).step_by(n) {
-                let out = self.run_batch(device, batch).map_err(|e| {
-                    if partitioned {
-                        Error::Partition {
-                            what: format!("batch {} of {count}", i + 1),
-                            device,
-                            source: Box::new(e),
+            for i in (p..count).step_by(n) {
+                let out = input
+                    .batch_from(i * self.batch_size, self.batch_size)
+                    .and_then(|batch| self.run_batch(device, &batch))
+                    .map_err(|e| {
+                        if partitioned {
+                            Error::Partition {
+                                what: format!("batch {} of {count}", i + 1),
+                                device,
+                                source: Box::new(e),
+                            }
+                        } else {
+                            e
                         }
-                    } else {
-                        e
-                    }
-                })?;
+                    })?;
                 done.push((i, out));
             }
             Ok(done)

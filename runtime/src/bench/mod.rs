@@ -25,6 +25,7 @@ use crate::notebook::{display, DisplayHandle, Displayable, Html};
 pub mod jit;
 pub mod ops;
 pub mod peak;
+pub mod serving;
 pub mod train;
 use crate::tensor::Tensor;
 
