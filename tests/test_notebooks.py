@@ -3,6 +3,7 @@
 placement signatures, the backends agreeing, the timings table and chart, and no error anywhere.
 
 The executed notebooks are written to target/notebooks/ (like `install/run.sh --headless`)."""
+import re
 import subprocess
 import sys
 
@@ -188,3 +189,20 @@ def test_05_training_an_mlp(nb05):
     assert "jit" in out and "x eager" in out
     assert "sgd step 784-50-10 x10000 jit @ host:0" in out
     assert "No GPU here" in out or "cuda:0: one epoch" in out
+    # Several devices: the serving's batches alternate between sim:0 and sim:1 and gather on
+    # host:0 with one device's predictions; data-parallel steps land where one device's do.
+    lines = out.splitlines()
+    batches = [l for l in lines if re.match(r"batch \d+: ", l)]
+    assert len(batches) == 8, batches
+    assert all(l.endswith(f"on sim:{i % 2}") for i, l in enumerate(batches)), batches
+    assert batches[-1] == "batch 8: s64[208] on sim:1", batches
+    assert "gathered: s64[2000] on host:0, 100.00% equal to one device's predictions" in out
+    assert "batches per device: sim:0 8, sim:1 8" in out
+    line = next(l for l in lines if l.startswith("20 steps over sim:0 and sim:1"))
+    assert float(line.split()[-1]) < 1e-4, line
+    for device in ("sim:0", "sim:1"):
+        replica = next(l for l in lines if l.startswith(f"{device}: f32[784][50]"))
+        assert replica.count(f"on {device}") == 4, replica
+    after = next(l for l in lines if l.startswith("validation accuracy after 20 data-parallel"))
+    if "SYNTHETIC" not in out:
+        assert float(after.split(":")[1].split("%")[0]) > 50.0, after

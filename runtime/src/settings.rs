@@ -76,8 +76,11 @@ pub fn sim_device_count() -> usize {
 
 /// Enables `n` simulated devices (`sim:0` .. `sim:{n-1}`); 0 turns the client off. Tensors
 /// already on a device that no longer exists keep their values; new work there is an error.
+/// Written to this process's environment too (`TENSORBOOK_SIM_DEVICES`), for the notebook's
+/// later cells, as [`set_host_device_count`] does.
 pub fn set_sim_device_count(n: usize) {
     SIM_DEVICES.store(stored(n), Ordering::Relaxed);
+    env::set(env::SIM_DEVICES, n.to_string());
 }
 
 /// Each simulated device's memory, in bytes (default 1 GiB).
