@@ -95,3 +95,36 @@ fn display_shows_the_placement_and_only_previewed_values() {
     t.deallocate().unwrap();
     assert!(t.to_string().contains("Deallocated"));
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU (install/test.sh runs it where `tensorbook clients` finds one)"]
+fn all_reduce_and_partitions_over_every_gpu() {
+    gpu();
+    let gpus = tensorbook::devices_of(Client::Cuda).unwrap();
+    eprintln!("all-reduce: {:?}", tensorbook::nccl_status());
+    let parts: Vec<Tensor> = gpus
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| on(d).full(i as f64 + 1.0, DType::F32, &[1 << 20]).unwrap())
+        .collect();
+    let n = gpus.len() as f32;
+    let summed = tensorbook::all_reduce(&parts, tensorbook::Reduction::Sum).unwrap();
+    for (t, d) in summed.iter().zip(&gpus) {
+        assert_eq!(t.device(), *d);
+        let v = t.to_vec::<f32>().unwrap();
+        assert!(v.iter().all(|&x| x == n * (n + 1.0) / 2.0), "{d}: {}", v[0]);
+    }
+    let x = on(Device::host(0))
+        .random_uniform(3, DType::F32, &[1000, 64], -1.0, 1.0)
+        .unwrap();
+    let f = tensorbook::jit(|x: &Tensor| x.multiply(2.0)?.tanh());
+    let serving = tensorbook::Serving::of(&f)
+        .on(Device::cuda(0))
+        .partitions(true)
+        .batch_size(100);
+    let out = serving.run(&x).unwrap();
+    assert_eq!(out.device(), Device::cuda(0));
+    let expected = f.on(Device::host(0)).call(&x).unwrap();
+    common::assert_matches("partitioned serving", Device::cuda(0), &expected, &out);
+    assert_eq!(serving.batches_run().len(), gpus.len());
+}
