@@ -178,6 +178,7 @@ pub unsafe extern "C" fn tensorbook_session_command(
 fn describable(value: &dyn Any) -> Option<&dyn crate::notebook::Describe> {
     use crate::jit::stream::Stream;
     use crate::jit::Jit;
+    use crate::parallel::data_parallel::DataParallel;
     use crate::tensor::Tensor;
     if let Some(v) = value.downcast_ref::<Tensor>() {
         return Some(v);
@@ -192,6 +193,15 @@ fn describable(value: &dyn Any) -> Option<&dyn crate::notebook::Describe> {
         return Some(v);
     }
     if let Some(v) = value.downcast_ref::<Stream>() {
+        return Some(v);
+    }
+    if let Some(v) = value.downcast_ref::<DataParallel<Vec<Tensor>>>() {
+        return Some(v);
+    }
+    if let Some(v) = value.downcast_ref::<DataParallel<Tensor>>() {
+        return Some(v);
+    }
+    if let Some(v) = value.downcast_ref::<DataParallel<(Tensor, Vec<Tensor>)>>() {
         return Some(v);
     }
     value

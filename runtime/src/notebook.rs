@@ -355,7 +355,13 @@ impl Describe for crate::jit::stream::Stream {
 
 impl Describe for crate::serving::Serving {
     fn describe(&self, name: &str) -> variables::TensorDescription {
-        other(name, format!("#Serving<{}>", self.function().summary()))
+        other(name, self.summary())
+    }
+}
+
+impl<O: crate::jit::JitOutput> Describe for crate::parallel::data_parallel::DataParallel<O> {
+    fn describe(&self, name: &str) -> variables::TensorDescription {
+        other(name, self.summary())
     }
 }
 

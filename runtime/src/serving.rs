@@ -103,6 +103,20 @@ impl Serving {
         }
     }
 
+    /// One line: batch size, placement or partitions, and the compiled function.
+    pub fn summary(&self) -> String {
+        let placement = match (&self.partitions, self.device) {
+            (Some(p), _) => format!("partitioned over {p}"),
+            (None, Some(d)) => format!("on {d}"),
+            (None, None) => "on the session default".into(),
+        };
+        format!(
+            "#Serving<batches of {}, {placement}, {}>",
+            self.batch_size,
+            self.function.summary()
+        )
+    }
+
     /// How many batches each device has run so far (over every run), in device order.
     pub fn batches_run(&self) -> Vec<(Device, usize)> {
         self.batches_run
@@ -235,4 +249,10 @@ fn rows_error(rows: usize, out: &Tensor) -> Error {
         "the function must return one row per input row ({rows} rows), returned {}",
         out.signature()
     ))
+}
+
+impl std::fmt::Debug for Serving {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.summary())
+    }
 }

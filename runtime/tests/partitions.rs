@@ -121,6 +121,13 @@ fn run_batches_leaves_each_result_where_it_was_computed() {
         [10, 10, 10, 10, 5],
         "the last batch without its padding"
     );
+    assert!(
+        serving.summary().starts_with(
+            "#Serving<batches of 10, partitioned over [sim:0, sim:1, sim:2], #Function<jit"
+        ),
+        "{}",
+        serving.summary()
+    );
     // `run` gathers on the pinned device, host:0 here.
     let all = serving.run(&x).unwrap();
     assert_eq!(all.device(), Device::host(0));
@@ -375,6 +382,17 @@ fn a_data_parallel_step_gives_the_parameters_of_one_device_on_the_whole_batch() 
                 );
             }
             assert_eq!(many[0].device(), devices[0]);
+            assert!(
+                format!("{parallel:?}").starts_with(&format!(
+                    "#DataParallel<over [{}], split [4, 5], #Function<jit",
+                    devices
+                        .iter()
+                        .map(|d| d.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+                "{parallel:?}"
+            );
             // Every replica ends the step with the same parameters, bit for bit.
             let replicas = parallel.replicas();
             assert_eq!(replicas.len(), devices.len());

@@ -22,12 +22,15 @@ pub struct Variable {
 }
 
 /// Types whose values `:vars` describes beyond the type: tensors, and the compiler's compiled
-/// functions, streams and servings (named bare or through a `tensorbook` path, generics aside).
+/// functions, streams, servings and data-parallel functions (named bare or through a `tensorbook` path, generics aside).
 fn is_tensor_type(ty: &str) -> bool {
     let base = ty.split('<').next().unwrap_or(ty).trim();
     let last = base.rsplit("::").next().unwrap_or(base);
     let ours = !base.contains("::") || base.starts_with("tensorbook::");
-    ours && matches!(last, "Tensor" | "Jit" | "Stream" | "Serving")
+    ours && matches!(
+        last,
+        "Tensor" | "Jit" | "Stream" | "Serving" | "DataParallel"
+    )
 }
 
 /// The hidden cell that describes the tensors among `vars`, if there are any.
@@ -203,6 +206,7 @@ mod tests {
         ));
         assert!(is_tensor_type("Jit<(Tensor, Tensor)>"));
         assert!(is_tensor_type("Stream"));
+        assert!(is_tensor_type("tensorbook::DataParallel<Vec<Tensor>>"));
         assert!(!is_tensor_type("std::io::Stream"));
         assert!(!is_tensor_type("Vec<Tensor>"));
     }

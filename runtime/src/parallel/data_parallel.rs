@@ -104,6 +104,17 @@ impl<O: JitOutput> DataParallel<O> {
             .collect()
     }
 
+    /// One line: the devices, the split arguments and the compiled function.
+    pub fn summary(&self) -> String {
+        let devices: Vec<String> = self.devices.iter().map(Device::to_string).collect();
+        format!(
+            "#DataParallel<over [{}], split {:?}, {}>",
+            devices.join(", "),
+            self.split,
+            self.function.summary()
+        )
+    }
+
     fn kept(&self) -> std::sync::MutexGuard<'_, Vec<Vec<Tensor>>> {
         self.replicas.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -283,6 +294,12 @@ impl<O: JitOutput> DataParallel<O> {
             .map(|p| p.to_device(home))
             .collect::<Result<Vec<_>>>()?;
         Tensor::concatenate(&moved, 0).map_err(|e| output_error(k, e))
+    }
+}
+
+impl<O: JitOutput> std::fmt::Debug for DataParallel<O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.summary())
     }
 }
 
