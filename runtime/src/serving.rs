@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use crate::device::Device;
+use crate::device::{Client, Device};
 use crate::error::{Error, Result};
 use crate::jit::{arity, jit, Jit, JitFn};
 use crate::ops::Leftover;
@@ -30,8 +30,8 @@ pub struct Serving {
     batch_size: usize,
     device: Option<Device>,
     partitions: Option<Partitions>,
-    /// Batches run on each device so far, over every run.
-    batches_run: Arc<Mutex<BTreeMap<String, (Device, usize)>>>,
+    /// Batches run on each device so far, over every run, by (client, id).
+    batches_run: Arc<Mutex<BTreeMap<(Client, usize), usize>>>,
 }
 
 impl Serving {
@@ -122,8 +122,8 @@ impl Serving {
         self.batches_run
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .copied()
+            .iter()
+            .map(|(&(client, id), &n)| (Device { client, id }, n))
             .collect()
     }
 
@@ -230,9 +230,7 @@ impl Serving {
     fn count(&self, ran: &[(Device, usize)]) {
         let mut counts = self.batches_run.lock().unwrap_or_else(|e| e.into_inner());
         for &(device, n) in ran {
-            // Keyed by name so that the listing is in a stable, readable order.
-            let key = format!("{:?}:{:08}", device.client, device.id);
-            counts.entry(key).or_insert((device, 0)).1 += n;
+            *counts.entry((device.client, device.id)).or_insert(0) += n;
         }
     }
 
