@@ -130,9 +130,9 @@ impl Memory {
 }
 
 /// The elementwise sum of `parts` (one per device, distinct devices of one backend) left on
-/// each of their devices, through the backend's collective library (NCCL between GPUs);
-/// `None` when they are not all of one backend or it has no collective here, and the caller
-/// reduces through copies and [`dispatch`].
+/// each of their devices, through the backend's collective library; `None` when there is none
+/// for them, and the caller reduces through copies and [`dispatch`]. Only cuda has one
+/// (NCCL between GPUs): the other backends keep `Backend::all_reduce_sum`'s default.
 pub fn all_reduce_sum(parts: &[&Memory]) -> Result<Option<Vec<Memory>>> {
     let cuda: Option<Vec<&CudaBuffer>> = parts
         .iter()
@@ -141,22 +141,11 @@ pub fn all_reduce_sum(parts: &[&Memory]) -> Result<Option<Vec<Memory>>> {
             _ => None,
         })
         .collect();
-    if let Some(buffers) = cuda {
-        let summed = CudaBackend.all_reduce_sum(&buffers)?;
-        return Ok(summed.map(|v| v.into_iter().map(Memory::Cuda).collect()));
-    }
-    let sim: Option<Vec<&SimBuffer>> = parts
-        .iter()
-        .map(|m| match m {
-            Memory::Sim(s) => Some(s),
-            _ => None,
-        })
-        .collect();
-    if let Some(buffers) = sim {
-        let summed = SimBackend.all_reduce_sum(&buffers)?;
-        return Ok(summed.map(|v| v.into_iter().map(Memory::Sim).collect()));
-    }
-    Ok(None)
+    let Some(buffers) = cuda else {
+        return Ok(None);
+    };
+    let summed = CudaBackend.all_reduce_sum(&buffers)?;
+    Ok(summed.map(|v| v.into_iter().map(Memory::Cuda).collect()))
 }
 
 /// Runs `op` on `device`: the one place where placement is checked. Every input must be
