@@ -60,15 +60,24 @@ pub fn clients() -> Vec<ClientInfo> {
 /// Every device of every available client, binary first: what the conformance suite iterates.
 pub fn devices() -> Vec<Device> {
     let mut out = vec![Device::BINARY];
-    for info in clients() {
-        if info.available && info.client != Client::Binary {
-            out.extend((0..info.device_count).map(|id| Device {
-                client: info.client,
-                id,
-            }));
-        }
+    for client in Client::ALL.into_iter().filter(|&c| c != Client::Binary) {
+        out.extend(devices_of(client).unwrap_or_default());
     }
     out
+}
+
+/// Every device of `client`, in order, or why the client is unavailable.
+pub fn devices_of(client: Client) -> Result<Vec<Device>> {
+    let info = client_info(client);
+    if !info.available {
+        return Err(Error::ClientUnavailable {
+            client,
+            reason: info.reason.unwrap_or_default(),
+        });
+    }
+    Ok((0..info.device_count)
+        .map(|id| Device { client, id })
+        .collect())
 }
 
 /// Checks that a device can take tensors now.

@@ -63,7 +63,7 @@ mod tensor;
 pub mod testing;
 
 pub use chart::line_chart;
-pub use client::{client_info, clients, devices, nccl_status, ClientInfo};
+pub use client::{client_info, clients, devices, devices_of, nccl_status, ClientInfo};
 pub use create::{on, Factory};
 pub use device::{Client, Device, MemoryKind};
 pub use display::{print_limit, set_print_limit};
@@ -83,7 +83,7 @@ pub use notebook::{
 pub use ops::{merge_number, Leftover, Operand};
 pub use parallel::all_reduce::{all_reduce, Reduction};
 pub use parallel::data_parallel::{data_parallel, Combine, DataParallel};
-pub use parallel::{devices_of, Partitions};
+pub use parallel::Partitions;
 pub use serving::Serving;
 pub use session::{
     default_device, resolve_compiled_device, resolve_device, set_default_client,

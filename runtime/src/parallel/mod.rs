@@ -12,8 +12,8 @@ pub(crate) mod data_parallel;
 
 use std::fmt;
 
-use crate::client::{check_device, client_info};
-use crate::device::{Client, Device};
+use crate::client::{check_device, devices_of};
+use crate::device::Device;
 use crate::error::{Error, Result};
 
 /// Which devices a partitioned serving or a data-parallel function uses.
@@ -48,20 +48,6 @@ impl fmt::Display for Partitions {
             }
         }
     }
-}
-
-/// Every device of `client`, in order.
-pub fn devices_of(client: Client) -> Result<Vec<Device>> {
-    let info = client_info(client);
-    if !info.available {
-        return Err(Error::ClientUnavailable {
-            client,
-            reason: info.reason.unwrap_or_default(),
-        });
-    }
-    Ok((0..info.device_count)
-        .map(|id| Device { client, id })
-        .collect())
 }
 
 /// Checks a list of devices for work split between them: not empty, each usable, none twice.
