@@ -9,6 +9,7 @@ import pathlib
 import shutil
 import subprocess
 import tempfile
+import time
 
 import pytest
 import zmq
@@ -107,6 +108,19 @@ def iopub_until_idle(kc, msg_id, outputs=None, timeout=TIMEOUT):
         outputs.append(msg)
         if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
             return outputs
+
+
+def wait_printed(kc, msg_id, text, seen, others=None, timeout=TIMEOUT):
+    """Reads iopub until request `msg_id` has printed `text`; keeps its messages in `seen`
+    and, when given, what other requests caused in `others`."""
+    deadline = time.monotonic() + timeout
+    while text not in stdout_of(seen):
+        assert time.monotonic() < deadline, f"{text!r} never printed: {seen}"
+        msg = kc.get_iopub_msg(timeout=timeout)
+        if msg["parent_header"].get("msg_id") == msg_id:
+            seen.append(msg)
+        elif others is not None:
+            others.append(msg)
 
 
 def stdout_of(outputs):

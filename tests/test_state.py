@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from conftest import TIMEOUT, error_of, iopub_until_idle, run_cell, session_with, stdout_of
+from conftest import TIMEOUT, error_of, iopub_until_idle, run_cell, session_with, stdout_of, wait_printed
 
 KEPT = "let kept = Tensor::iota(DType::F32, &[4], None)?;\nuse std::collections::BTreeMap;"
 
@@ -105,12 +105,7 @@ def interrupt_when_printed(km, kc, code, marker, timeout=TIMEOUT):
     the interrupt to the reply)."""
     msg_id = kc.execute(code)
     outputs = []
-    deadline = time.monotonic() + timeout
-    while marker not in stdout_of(outputs):
-        assert time.monotonic() < deadline, f"{marker!r} never printed: {outputs}"
-        msg = kc.get_iopub_msg(timeout=timeout)
-        if msg["parent_header"].get("msg_id") == msg_id:
-            outputs.append(msg)
+    wait_printed(kc, msg_id, marker, outputs, timeout=timeout)
     t = time.monotonic()
     km.interrupt_kernel()
     reply = kc.get_shell_msg(timeout=timeout)

@@ -579,6 +579,7 @@ fn the_runtime_is_a_facade_and_its_test_hooks_need_a_feature() {
         "keep",
         "notebook",
         "testing",
+        "widgets",
     ];
     for (i, line) in lines.iter().enumerate() {
         if let Some(name) = line.strip_prefix("pub mod ") {

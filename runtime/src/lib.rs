@@ -61,6 +61,7 @@ mod shared_memory;
 mod tensor;
 #[cfg(feature = "test-hooks")]
 pub mod testing;
+pub mod widgets;
 
 pub use chart::line_chart;
 pub use client::{client_info, clients, devices, devices_of, nccl_status, ClientInfo};

@@ -68,27 +68,33 @@ fn owned(bundle: &[(&'static str, String)]) -> Bundle {
 }
 
 /// Sends one message to the kernel; false when not inside a tensorbook kernel.
-fn send(message: &Message) -> bool {
+pub(crate) fn send(message: &Message) -> bool {
     #[cfg(unix)]
     {
-        if let Some(path) = env::path(env::DISPLAY_SOCKET) {
-            if let Ok(mut stream) = std::os::unix::net::UnixStream::connect(path) {
-                let line = format!("{}\n", message.to_line());
-                if stream.write_all(line.as_bytes()).is_err() {
-                    return false;
-                }
-                // Wait for the kernel to acknowledge: the message is then on its way to the
-                // frontend before anything this cell does next (and before the cell's result).
-                let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(5)));
-                let mut ack = [0u8; 1];
-                // Sent either way: a kernel too slow to acknowledge in time has it already.
-                let _ = std::io::Read::read_exact(&mut stream, &mut ack);
-                return true;
-            }
-        }
+        exchange(message).is_some()
     }
-    let _ = message;
-    false
+    #[cfg(not(unix))]
+    {
+        let _ = message;
+        false
+    }
+}
+
+/// Sends one message and waits for the kernel's acknowledgement; the connection, for a
+/// [`Message::Listen`] that keeps it. None when not inside a tensorbook kernel.
+#[cfg(unix)]
+pub(crate) fn exchange(message: &Message) -> Option<std::os::unix::net::UnixStream> {
+    let path = env::path(env::DISPLAY_SOCKET)?;
+    let mut stream = std::os::unix::net::UnixStream::connect(path).ok()?;
+    let line = format!("{}\n", message.to_line());
+    stream.write_all(line.as_bytes()).ok()?;
+    // Wait for the kernel to acknowledge: the message is then on its way to the frontend
+    // before anything this cell does next (and before the cell's result).
+    let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+    let mut ack = [0u8; 1];
+    // Sent either way: a kernel too slow to acknowledge in time has it already.
+    let _ = std::io::Read::read_exact(&mut stream, &mut ack);
+    Some(stream)
 }
 
 /// A display that can be replaced in place.

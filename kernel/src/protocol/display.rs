@@ -1,7 +1,9 @@
 //! The display socket's listener: `tensorbook::display`, `DisplayHandle::update` and
 //! `clear_output` in a running cell become display_data, update_display_data and clear_output
-//! of the request whose output streams now. The messages are `tensorbook::contract::display`'s;
-//! each is acknowledged once queued on iopub, so it precedes the cell's result.
+//! of the request whose output streams now; a widget's comm messages go to [`Comms`], and a
+//! `listen` connection becomes the way back to the evaluation process. The messages are
+//! `tensorbook::contract::display`'s; each is acknowledged once queued on iopub, so it precedes
+//! the cell's result.
 
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -12,27 +14,33 @@ use tensorbook::contract::display::{bundle_json, Message as DisplayMessage, ACK}
 use tensorbook::contract::env;
 use tokio::sync::mpsc;
 
+use super::comms::Comms;
 use super::requests::{log, publish};
 use super::wire::Message;
 
-/// The iopub message type and content for one display message.
-fn iopub_message(message: &DisplayMessage) -> (&'static str, Value) {
+/// The iopub message type and content for one display message (comm messages and `listen`
+/// are [`Comms`]'s).
+fn iopub_message(message: &DisplayMessage) -> Option<(&'static str, Value)> {
     match message {
         DisplayMessage::Display {
             display_id,
             data: d,
-        } => (
+        } => Some((
             "display_data",
             json!({ "data": bundle_json(d), "metadata": {}, "transient": { "display_id": display_id } }),
-        ),
+        )),
         DisplayMessage::Update {
             display_id,
             data: d,
-        } => (
+        } => Some((
             "update_display_data",
             json!({ "data": bundle_json(d), "metadata": {}, "transient": { "display_id": display_id } }),
-        ),
-        DisplayMessage::Clear { wait } => ("clear_output", json!({ "wait": wait })),
+        )),
+        DisplayMessage::Clear { wait } => Some(("clear_output", json!({ "wait": wait }))),
+        DisplayMessage::CommOpen { .. }
+        | DisplayMessage::CommMsg { .. }
+        | DisplayMessage::CommClose { .. }
+        | DisplayMessage::Listen => None,
     }
 }
 
@@ -42,6 +50,7 @@ pub fn start_listener(
     iopub: mpsc::UnboundedSender<Message>,
     session: String,
     parent: Arc<Mutex<Option<Message>>>,
+    comms: Arc<Comms>,
 ) -> Result<(), String> {
     let listener = std::os::unix::net::UnixListener::bind(path)
         .map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
@@ -54,10 +63,22 @@ pub fn start_listener(
                 continue;
             }
             match DisplayMessage::parse(&line) {
+                Ok(DisplayMessage::Listen) => {
+                    let _ = (&stream).write_all(&[ACK]);
+                    comms.listen(stream);
+                    continue;
+                }
                 Ok(message) => {
-                    let (msg_type, content) = iopub_message(&message);
-                    if let Some(p) = parent.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-                        publish(&iopub, &session, p, msg_type, content);
+                    let parent = parent.lock().unwrap_or_else(|e| e.into_inner());
+                    match iopub_message(&message) {
+                        Some((msg_type, content)) => {
+                            if let Some(p) = parent.as_ref() {
+                                publish(&iopub, &session, p, msg_type, content);
+                            }
+                        }
+                        // A widget's messages go out between requests too: the frontend's
+                        // model must follow whenever a cell's thread changes it.
+                        None => comms.relay_from_cell(&message, parent.as_ref()),
                     }
                 }
                 Err(e) => log(&format!("ignored a malformed display message: {e}")),
@@ -78,16 +99,19 @@ mod tests {
         let (kind, content) = iopub_message(&DisplayMessage::Display {
             display_id: "d".into(),
             data: data.clone(),
-        });
+        })
+        .unwrap();
         assert_eq!(kind, "display_data");
         assert_eq!(content["transient"]["display_id"], "d");
         assert_eq!(content["data"]["text/plain"], "1");
         let (kind, _) = iopub_message(&DisplayMessage::Update {
             display_id: "d".into(),
             data,
-        });
+        })
+        .unwrap();
         assert_eq!(kind, "update_display_data");
-        let (kind, content) = iopub_message(&DisplayMessage::Clear { wait: true });
+        let (kind, content) = iopub_message(&DisplayMessage::Clear { wait: true }).unwrap();
+        assert!(iopub_message(&DisplayMessage::Listen).is_none());
         assert_eq!(kind, "clear_output");
         assert_eq!(content["wait"], true);
     }

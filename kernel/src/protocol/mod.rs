@@ -10,10 +10,12 @@
 //! | [`server`] | the five sockets (tcp or ipc), shell/control loops, stop_on_error aborts, stdin |
 //! | [`requests`] | each request's answer, and the engine's output as iopub messages |
 //! | [`display`] | the display socket's messages as display_data / update / clear_output |
+//! | [`comms`] | comms (widgets): relayed both ways, mirrored, listed, lost with their process |
 //! | [`kernelspec`] | `kernel install/uninstall/list` by Jupyter's data-dir rules |
 //! | [`history`] | per-kernelspec execution history |
 //! | [`completeness`] | `is_complete` |
 
+pub mod comms;
 pub mod completeness;
 pub mod connection;
 pub mod display;

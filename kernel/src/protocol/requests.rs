@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use tensorbook::contract::display::bundle_json;
 use tokio::sync::{mpsc, oneshot};
 
+use super::comms::Comms;
 use super::completeness::{is_complete, Completeness};
 use super::failure::jupyter_error;
 use super::history::History;
@@ -28,6 +29,8 @@ pub(super) struct Kernel {
     pub(super) stdin: mpsc::UnboundedSender<(Message, oneshot::Sender<String>)>,
     /// Wakes the stdin task from a pending input_request when the cell is interrupted.
     pub(super) stdin_cancel: Arc<tokio::sync::Notify>,
+    /// The open comms (widgets), shared with the display socket's listener.
+    pub(super) comms: Arc<Comms>,
 }
 
 /// What the shell loop must do after a request.
@@ -159,17 +162,14 @@ impl Kernel {
                     .reply(content);
                 (Some(self.reply(msg, answer)), After::Continue)
             }
-            "comm_info_request" => (
-                Some(self.reply(msg, json!({ "status": "ok", "comms": {} }))),
-                After::Continue,
-            ),
-            "comm_open" => {
-                // No comm targets exist yet: the spec says to close a comm whose target is unknown.
-                let id = content["comm_id"].clone();
-                self.publish(msg, "comm_close", json!({ "comm_id": id, "data": {} }));
+            "comm_info_request" => {
+                let info = self.comms.info(content["target_name"].as_str());
+                (Some(self.reply(msg, info)), After::Continue)
+            }
+            "comm_open" | "comm_msg" | "comm_close" => {
+                self.comms.relay_from_frontend(msg);
                 (None, After::Continue)
             }
-            "comm_msg" | "comm_close" => (None, After::Continue),
             "interrupt_request" => {
                 self.stdin_cancel.notify_waiters();
                 let stopped = self.engine.interrupt();

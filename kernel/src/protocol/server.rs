@@ -13,6 +13,7 @@ use tensorbook::contract::env;
 use tokio::sync::{mpsc, oneshot};
 use zeromq::{Socket, SocketRecv, SocketSend, ZmqMessage};
 
+use super::comms::Comms;
 use super::connection;
 use super::display;
 use super::history::History;
@@ -88,11 +89,13 @@ pub async fn run(
 
     let parent: Arc<Mutex<Option<Message>>> = Arc::default();
     let sink = output_sink(iopub_tx.clone(), session.clone(), Arc::clone(&parent));
+    let comms = Comms::new(iopub_tx.clone(), session.clone());
     display::start_listener(
         &prepared.display_socket(),
         iopub_tx.clone(),
         session.clone(),
         Arc::clone(&parent),
+        Arc::clone(&comms),
     )?;
     let (engine, kernel_session) = prepared.start(sink, session_dir);
     let kernel = Arc::new(Kernel {
@@ -105,6 +108,7 @@ pub async fn run(
         parent,
         stdin: stdin_tx,
         stdin_cancel,
+        comms,
     });
     // Tell clients we exist: a starting status on iopub, as ipykernel does.
     let _ = kernel.iopub.send(Message {
@@ -168,19 +172,65 @@ async fn serve_stdin(
     }
 }
 
+/// Whether a request is answered at once, even while a cell runs: comms are how a widget
+/// reaches the running cell (a Stop button must stop it), and none of these wait for the
+/// engine.
+fn answered_while_a_cell_runs(msg_type: &str) -> bool {
+    matches!(
+        msg_type,
+        "comm_open" | "comm_msg" | "comm_close" | "comm_info_request" | "kernel_info_request"
+    )
+}
+
 /// Serves one ROUTER socket (shell or control) until a shutdown request: each request is
-/// wrapped in busy/idle and answered on the same socket.
+/// wrapped in busy/idle and answered on the same socket. While a request runs (a cell), the
+/// socket is still read: what [`answered_while_a_cell_runs`] is answered at once, the rest
+/// waits its turn in arrival order.
 async fn serve(kernel: Arc<Kernel>, mut socket: zeromq::RouterSocket, channel: &'static str) {
+    let mut waiting: std::collections::VecDeque<Message> = std::collections::VecDeque::new();
     loop {
-        let Ok(raw) = socket.recv().await else { return };
-        let Some(msg) = decode(&kernel.signer, raw, channel) else {
-            continue;
+        let msg = match waiting.pop_front() {
+            Some(msg) => msg,
+            None => {
+                let Ok(raw) = socket.recv().await else { return };
+                let Some(msg) = decode(&kernel.signer, raw, channel) else {
+                    continue;
+                };
+                msg
+            }
         };
         kernel.status(&msg, "busy");
-        let (reply, after) = handle_contained(&kernel, &msg).await;
+        let task = tokio::spawn({
+            let kernel = Arc::clone(&kernel);
+            let msg = msg.clone();
+            async move { handle_contained(&kernel, &msg).await }
+        });
+        tokio::pin!(task);
+        let answer = loop {
+            tokio::select! {
+                answer = &mut task => break answer,
+                raw = socket.recv() => {
+                    let Ok(raw) = raw else { break (&mut task).await };
+                    let Some(next) = decode(&kernel.signer, raw, channel) else { continue };
+                    if answered_while_a_cell_runs(next.msg_type()) {
+                        answer_now(&kernel, &mut socket, &next).await;
+                    } else {
+                        waiting.push_back(next);
+                    }
+                }
+            }
+        };
+        let (reply, after) = answer.unwrap_or((None, After::Continue));
         // Requests queued behind a failed cell are aborted before its reply goes out, so
         // that nothing the client sends after seeing the error is mistaken for them.
         if matches!(after, After::AbortQueued) {
+            for queued in std::mem::take(&mut waiting) {
+                if queued.msg_type() == "execute_request" {
+                    abort(&kernel, &mut socket, &queued).await;
+                } else {
+                    waiting.push_back(queued);
+                }
+            }
             abort_queued(&kernel, &mut socket).await;
         }
         if let Some(frames) = reply.and_then(|r| to_frames(kernel.signer.encode(&r))) {
@@ -191,6 +241,34 @@ async fn serve(kernel: Arc<Kernel>, mut socket: zeromq::RouterSocket, channel: &
             return;
         }
     }
+}
+
+/// Answers one request at once, wrapped in busy/idle.
+async fn answer_now(kernel: &Arc<Kernel>, socket: &mut zeromq::RouterSocket, msg: &Message) {
+    kernel.status(msg, "busy");
+    let (reply, _) = handle_contained(kernel, msg).await;
+    if let Some(frames) = reply.and_then(|r| to_frames(kernel.signer.encode(&r))) {
+        let _ = socket.send(frames).await;
+    }
+    kernel.status(msg, "idle");
+}
+
+/// Answers an execute_request "aborted" without running it, as ipykernel does after a failed
+/// cell with stop_on_error.
+async fn abort(kernel: &Arc<Kernel>, socket: &mut zeromq::RouterSocket, msg: &Message) {
+    kernel.status(msg, "busy");
+    let count = *kernel
+        .execution_count
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let reply = kernel.reply(
+        msg,
+        json!({ "status": "aborted", "execution_count": count.max(1), "user_expressions": {}, "payload": [] }),
+    );
+    if let Some(frames) = to_frames(kernel.signer.encode(&reply)) {
+        let _ = socket.send(frames).await;
+    }
+    kernel.status(msg, "idle");
 }
 
 /// Handles one request in a task of its own, so that a panic while answering it (a bug of
@@ -243,19 +321,10 @@ async fn abort_queued(kernel: &Arc<Kernel>, shell: &mut zeromq::RouterSocket) {
         let Some(msg) = decode(&kernel.signer, raw, "shell") else {
             continue;
         };
-        kernel.status(&msg, "busy");
-        let reply = if msg.msg_type() == "execute_request" {
-            let count = *kernel
-                .execution_count
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            Some(kernel.reply(&msg, json!({ "status": "aborted", "execution_count": count.max(1), "user_expressions": {}, "payload": [] })))
+        if msg.msg_type() == "execute_request" {
+            abort(kernel, shell, &msg).await;
         } else {
-            handle_contained(kernel, &msg).await.0
-        };
-        if let Some(frames) = reply.and_then(|r| to_frames(kernel.signer.encode(&r))) {
-            let _ = shell.send(frames).await;
+            answer_now(kernel, shell, &msg).await;
         }
-        kernel.status(&msg, "idle");
     }
 }

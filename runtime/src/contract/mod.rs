@@ -12,7 +12,7 @@
 //! |---|---|
 //! | [`env`] | every variable by name, and typed readers for the settings |
 //! | [`markers`] | marker lines printed by cells or the evaluation process, evcxr's included |
-//! | [`display`] | the display socket's messages (`display`, `update`, `clear`) |
+//! | [`display`] | the display socket's messages (`display`, `update`, `clear`, comms) and the way back (`Inbound`) |
 //! | [`keep`] | the keep socket: variables the kernel keeps through a restart of the process |
 //! | [`variables`] | a tensor's description for `:vars` |
 //! | [`session_file`] | the file that holds the session default across processes |
