@@ -14,6 +14,8 @@ import socket
 import subprocess
 import sys
 import time
+import re
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -85,6 +87,78 @@ def run(page, code, expect, timeout=60):
     return cell
 
 
+def chart_points(cell):
+    """How many points the live chart in `cell`'s output draws (the SVG's polylines), whether
+    JupyterLab shows the SVG inline or as an image."""
+    img = cell.locator('img[src^="data:image/svg+xml"]')
+    if img.count():
+        svg = urllib.parse.unquote(img.last.get_attribute("src"))
+    else:
+        svg = cell.locator("svg").last.evaluate("e => e.outerHTML")
+    return sum(len(p.split()) for p in re.findall(r'<polyline[^>]*points="([^"]*)"', svg))
+
+
+def open_notebook(page, base, token):
+    page.goto(f"{base}/lab?token={token}")
+    page.locator('.jp-LauncherCard[data-category="Notebook"][title="Rust (tensorbook)"]').click(timeout=60 * MS)
+    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=60 * MS)
+    # A cell run before the kernel is connected is dropped by JupyterLab, not queued.
+    page.get_by_text("Rust (tensorbook) | Idle").wait_for(timeout=60 * MS)
+
+
+def test_widgets_steer_a_running_cell_in_jupyterlab(lab):
+    """A slider drawn by jupyterlab_widgets, dragged while a loop runs, changes what the loop
+    prints; the Stop button ends it; the live chart grows while it runs."""
+    base, token = lab
+    shot = ROOT / "target" / "jupyterlab-widgets-failure.png"
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            open_notebook(page, base, token)
+            cell = run(page, 'let rate = widgets::IntSlider::new("rate", 0, 100, 10)?;\nrate', "", FIRST_CELL_TIMEOUT)
+            handle = cell.locator(".widget-slider .noUi-handle").first
+            handle.wait_for(timeout=60 * MS)
+            loop = ('let stop = widgets::Button::new("Stop");\ndisplay(&stop);\n'
+                    'let chart = widgets::LiveChart::new("loss", "step", "loss")?;\n'
+                    'let mut seen = rate.value();\nprintln!("rate {seen}");\nlet mut step = 0u32;\n'
+                    'while !stop.clicked() {\n'
+                    '    if rate.value() != seen { seen = rate.value(); println!("rate {seen}"); }\n'
+                    '    chart.push("loss", step as f64, 1.0 / (1.0 + step as f64))?;\n'
+                    '    step += 1;\n'
+                    '    tensorbook::sleep(std::time::Duration::from_millis(20))?;\n'
+                    '}\nchart.flush()?;\nprintln!("stopped at step {step}");')
+            running = run(page, loop, "rate 10")
+            stop = running.locator("button.jupyter-button", has_text="Stop")
+            stop.wait_for(timeout=30 * MS)
+            sync_api.expect(running.locator('img[src^="data:image/svg+xml"], svg').first).to_be_visible(timeout=30 * MS)
+            time.sleep(0.5)
+            points_at_start = chart_points(running)
+
+            # Drag the slider to its right end while the loop runs.
+            box = handle.bounding_box()
+            track = cell.locator(".widget-slider .noUi-target").first.bounding_box()
+            page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            page.mouse.down()
+            page.mouse.move(track["x"] + track["width"] + 20, box["y"] + box["height"] / 2, steps=8)
+            page.mouse.up()
+            sync_api.expect(running.locator(".jp-OutputArea")).to_contain_text("rate 100", timeout=30 * MS)
+
+            stop.click()
+            sync_api.expect(running.locator(".jp-OutputArea")).to_contain_text("stopped at step", timeout=30 * MS)
+            points_at_end = chart_points(running)
+            assert points_at_end > points_at_start, (points_at_start, points_at_end)
+            # The loop's variables are kept.
+            run(page, 'println!("kept {}", step > 0);', "kept true")
+            page.screenshot(path=str(ROOT / "target" / "jupyterlab-widgets.png"), full_page=True)
+        except Exception:
+            shot.parent.mkdir(exist_ok=True)
+            page.screenshot(path=str(shot), full_page=True)
+            raise
+        finally:
+            browser.close()
+
+
 def test_a_person_uses_tensorbook_in_jupyterlab(lab):
     base, token = lab
     shot = ROOT / "target" / "jupyterlab-failure.png"
@@ -92,11 +166,7 @@ def test_a_person_uses_tensorbook_in_jupyterlab(lab):
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         try:
-            page.goto(f"{base}/lab?token={token}")
-            page.locator('.jp-LauncherCard[data-category="Notebook"][title="Rust (tensorbook)"]').click(timeout=60 * MS)
-            page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=60 * MS)
-            # A cell run before the kernel is connected is dropped by JupyterLab, not queued.
-            page.get_by_text("Rust (tensorbook) | Idle").wait_for(timeout=60 * MS)
+            open_notebook(page, base, token)
 
             cell = run(page, "let t = Tensor::iota(DType::F32, &[2, 3], None)?;\nt", "Backend<host", FIRST_CELL_TIMEOUT)
             card = cell.locator(".tensorbook-tensor")

@@ -50,6 +50,9 @@ def make_widget(kc, code):
     assert reply["content"]["status"] == "ok", reply["content"]
     opens = [m["content"] for m in outputs if m["msg_type"] == "comm_open"]
     assert len(opens) == 1, outputs
+    # ipywidgets reads the protocol version from the message's metadata, not its content.
+    versions = [m["metadata"].get("version") for m in outputs if m["msg_type"] == "comm_open"]
+    assert versions == ["2.1.0"], outputs
     results = [m["content"]["data"] for m in outputs if m["msg_type"] == "execute_result"]
     return opens[0], (results[0] if results else None)
 

@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 use tensorbook::contract::display::{Inbound, Message as CellMessage};
 use tokio::sync::mpsc;
 
-use super::requests::{log, publish};
+use super::requests::log;
 use super::wire::{new_header, Message};
 
 /// The target of ipywidgets' models.
@@ -71,19 +71,32 @@ impl Comms {
 
     /// Publishes under `parent`, or under no parent (a widget changed between requests).
     fn publish(&self, parent: Option<&Message>, msg_type: &str, content: Value) {
-        match parent {
-            Some(p) => publish(&self.iopub, &self.session, p, msg_type, content),
-            None => {
-                let _ = self.iopub.send(Message {
-                    identities: vec![msg_type.as_bytes().to_vec()],
-                    header: new_header(&self.session, msg_type),
-                    parent_header: json!({}),
-                    metadata: json!({}),
-                    content,
-                    buffers: Vec::new(),
-                });
-            }
-        }
+        self.publish_with(parent, msg_type, content, json!({}));
+    }
+
+    /// [`Comms::publish`] with the message's `metadata` (where a comm_open carries the widget
+    /// protocol's version: ipywidgets reads it there, not from the content).
+    fn publish_with(
+        &self,
+        parent: Option<&Message>,
+        msg_type: &str,
+        content: Value,
+        metadata: Value,
+    ) {
+        let mut msg = match parent {
+            Some(p) => Message::reply_to(p, &self.session, msg_type, content),
+            None => Message {
+                identities: Vec::new(),
+                header: new_header(&self.session, msg_type),
+                parent_header: json!({}),
+                metadata: json!({}),
+                content,
+                buffers: Vec::new(),
+            },
+        };
+        msg.identities = vec![msg_type.as_bytes().to_vec()];
+        msg.metadata = metadata;
+        let _ = self.iopub.send(msg);
     }
 
     /// A comm message from the evaluation process: mirrored, then published to the frontend
@@ -108,10 +121,11 @@ impl Comms {
                     },
                 );
                 drop(inner);
-                self.publish(
+                self.publish_with(
                     parent,
                     "comm_open",
-                    json!({ "comm_id": comm_id, "target_name": target_name, "data": data, "metadata": metadata }),
+                    json!({ "comm_id": comm_id, "target_name": target_name, "data": data }),
+                    metadata.clone(),
                 );
             }
             CellMessage::CommMsg { comm_id, data } => {
@@ -407,6 +421,7 @@ mod tests {
         let sent = drain(&mut rx);
         assert_eq!(sent[0].msg_type(), "comm_open");
         assert_eq!(sent[0].parent_header, json!({}));
+        assert_eq!(sent[0].metadata["version"], "2.1.0");
         assert_eq!(
             comms.info(Some(WIDGET_TARGET))["comms"]["w"]["target_name"],
             WIDGET_TARGET
