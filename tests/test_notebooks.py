@@ -175,10 +175,21 @@ def test_05_training_an_mlp(nb05):
     assert "#Function<value_and_grad, any arguments, compiled for host:0" in out
     for epoch in range(1, 6):
         assert f"epoch {epoch}: last batch loss" in out
-    # The chart was redrawn in place: one display, holding the final curve.
+    # The live chart was redrawn in place: one display, holding the final curve.
     charts = [o for c in nb05.cells for o in c.get("outputs", [])
               if o["output_type"] == "display_data" and "image/svg+xml" in o["data"]]
     assert len(charts) == 1 and "loss per batch" in charts[0]["data"]["image/svg+xml"]
+    # The slider, the Stop button and the progress bar are ipywidgets models: nbclient saved
+    # their views and their last state (the bar full, nobody having pressed Stop).
+    views = [o["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+             for c in nb05.cells for o in c.get("outputs", [])
+             if o["output_type"] == "display_data" and "application/vnd.jupyter.widget-view+json" in o["data"]]
+    states = nb05.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    models = {states[v]["model_name"]: states[v]["state"] for v in views}
+    assert set(models) == {"FloatSliderModel", "ButtonModel", "FloatProgressModel"}, models
+    assert models["FloatSliderModel"]["description"] == "learning rate"
+    assert models["FloatProgressModel"]["value"] == models["FloatProgressModel"]["max"] > 0
+    assert "stopped with the Stop button" not in out
     final = next(l for l in out.splitlines() if l.startswith("final validation accuracy"))
     accuracy = float(final.split(":")[1].split("%")[0])
     if "SYNTHETIC" in out:
