@@ -23,7 +23,7 @@
 #![warn(missing_docs)]
 
 // The modules are private: what a user names is re-exported below. The public modules are the
-// runtime's faces towards the kernel and the cells (`contract`, `keep`, `notebook`,
+// runtime's faces towards the kernel and the cells (`contract`, `keep`, `notebook`, `widgets`,
 // `cell_runtime`) and its tools (`bench`, `data`); test hooks are in `testing`, behind the
 // `test-hooks` feature the runtime's own suites enable.
 mod allocate;
