@@ -68,6 +68,15 @@ def lab(tmp_path_factory):
     log.close()
 
 
+def shut_down_sessions(base, token):
+    """Ends every notebook session (and its kernel), as closing and shutting them down does."""
+    with urllib.request.urlopen(f"{base}/api/sessions?token={token}", timeout=5) as r:
+        sessions = json.load(r)
+    for session in sessions:
+        request = urllib.request.Request(f"{base}/api/sessions/{session['id']}?token={token}", method="DELETE")
+        urllib.request.urlopen(request, timeout=30).close()
+
+
 def kernels(base, token):
     with urllib.request.urlopen(f"{base}/api/kernels?token={token}", timeout=5) as r:
         return json.load(r)
@@ -99,7 +108,9 @@ def chart_points(cell):
 
 
 def open_notebook(page, base, token):
-    page.goto(f"{base}/lab?token={token}")
+    """A new notebook on the tensorbook kernel, in a fresh workspace (`reset`: another test's
+    notebook is not reopened)."""
+    page.goto(f"{base}/lab?reset&token={token}")
     page.locator('.jp-LauncherCard[data-category="Notebook"][title="Rust (tensorbook)"]').click(timeout=60 * MS)
     page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=60 * MS)
     # A cell run before the kernel is connected is dropped by JupyterLab, not queued.
@@ -157,6 +168,7 @@ def test_widgets_steer_a_running_cell_in_jupyterlab(lab):
             raise
         finally:
             browser.close()
+            shut_down_sessions(base, token)
 
 
 def test_a_person_uses_tensorbook_in_jupyterlab(lab):

@@ -199,6 +199,11 @@ async fn serve(kernel: Arc<Kernel>, mut socket: zeromq::RouterSocket, channel: &
                 msg
             }
         };
+        if answered_while_a_cell_runs(msg.msg_type()) {
+            // Quick, and in order: a comm_msg must never overtake the comm_open before it.
+            answer_now(&kernel, &mut socket, &msg).await;
+            continue;
+        }
         kernel.status(&msg, "busy");
         let task = tokio::spawn({
             let kernel = Arc::clone(&kernel);
