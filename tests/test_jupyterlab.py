@@ -4,6 +4,7 @@ run cells with Shift+Enter, interrupt from the toolbar, restart from the Kernel 
 JupyterLab runs from the project's venv on a free loopback port with a random token; headless
 Chromium is Debian's (installed by install/browser.sh), driven by the Python `playwright`
 package pointed at it (no browser download). A screenshot goes to target/ on failure."""
+import contextlib
 import json
 import os
 import pathlib
@@ -117,52 +118,20 @@ def open_notebook(page, base, token):
     page.get_by_text("Rust (tensorbook) | Idle").wait_for(timeout=60 * MS)
 
 
-def test_widgets_steer_a_running_cell_in_jupyterlab(lab):
-    """A slider drawn by jupyterlab_widgets, dragged while a loop runs, changes what the loop
-    prints; the Stop button ends it; the live chart grows while it runs."""
-    base, token = lab
-    shot = ROOT / "target" / "jupyterlab-widgets-failure.png"
+@contextlib.contextmanager
+def notebook_page(base, token, name):
+    """A browser page on a new tensorbook notebook; a screenshot `target/<name>-failure.png`
+    when the test fails, `target/<name>.png` when it passes. The notebook's session ends with
+    it."""
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         try:
             open_notebook(page, base, token)
-            cell = run(page, 'let rate = widgets::IntSlider::new("rate", 0, 100, 10)?;\nrate', "", FIRST_CELL_TIMEOUT)
-            handle = cell.locator(".widget-slider .noUi-handle").first
-            handle.wait_for(timeout=60 * MS)
-            loop = ('let stop = widgets::Button::new("Stop");\ndisplay(&stop);\n'
-                    'let chart = widgets::LiveChart::new("loss", "step", "loss")?;\n'
-                    'let mut seen = rate.value();\nprintln!("rate {seen}");\nlet mut step = 0u32;\n'
-                    'while !stop.clicked() {\n'
-                    '    if rate.value() != seen { seen = rate.value(); println!("rate {seen}"); }\n'
-                    '    chart.push("loss", step as f64, 1.0 / (1.0 + step as f64))?;\n'
-                    '    step += 1;\n'
-                    '    tensorbook::sleep(std::time::Duration::from_millis(20))?;\n'
-                    '}\nchart.flush()?;\nprintln!("stopped at step {step}");')
-            running = run(page, loop, "rate 10")
-            stop = running.locator("button.jupyter-button", has_text="Stop")
-            stop.wait_for(timeout=30 * MS)
-            sync_api.expect(running.locator('img[src^="data:image/svg+xml"], svg').first).to_be_visible(timeout=30 * MS)
-            time.sleep(0.5)
-            points_at_start = chart_points(running)
-
-            # Drag the slider to its right end while the loop runs.
-            box = handle.bounding_box()
-            track = cell.locator(".widget-slider .noUi-target").first.bounding_box()
-            page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-            page.mouse.down()
-            page.mouse.move(track["x"] + track["width"] + 20, box["y"] + box["height"] / 2, steps=8)
-            page.mouse.up()
-            sync_api.expect(running.locator(".jp-OutputArea")).to_contain_text("rate 100", timeout=30 * MS)
-
-            stop.click()
-            sync_api.expect(running.locator(".jp-OutputArea")).to_contain_text("stopped at step", timeout=30 * MS)
-            points_at_end = chart_points(running)
-            assert points_at_end > points_at_start, (points_at_start, points_at_end)
-            # The loop's variables are kept.
-            run(page, 'println!("kept {}", step > 0);', "kept true")
-            page.screenshot(path=str(ROOT / "target" / "jupyterlab-widgets.png"), full_page=True)
+            yield page
+            page.screenshot(path=str(ROOT / "target" / f"{name}.png"), full_page=True)
         except Exception:
+            shot = ROOT / "target" / f"{name}-failure.png"
             shot.parent.mkdir(exist_ok=True)
             page.screenshot(path=str(shot), full_page=True)
             raise
@@ -171,51 +140,78 @@ def test_widgets_steer_a_running_cell_in_jupyterlab(lab):
             shut_down_sessions(base, token)
 
 
+def test_widgets_steer_a_running_cell_in_jupyterlab(lab):
+    """A slider drawn by jupyterlab_widgets, dragged while a loop runs, changes what the loop
+    prints; the Stop button ends it; the live chart grows while it runs."""
+    with notebook_page(*lab, "jupyterlab-widgets") as page:
+        cell = run(page, 'let rate = widgets::IntSlider::new("rate", 0, 100, 10)?;\nrate', "", FIRST_CELL_TIMEOUT)
+        handle = cell.locator(".widget-slider .noUi-handle").first
+        handle.wait_for(timeout=60 * MS)
+        loop = ('let stop = widgets::Button::new("Stop");\ndisplay(&stop);\n'
+                'let chart = widgets::LiveChart::new("loss", "step", "loss")?;\n'
+                'let mut seen = rate.value();\nprintln!("rate {seen}");\nlet mut step = 0u32;\n'
+                'while !stop.clicked() {\n'
+                '    if rate.value() != seen { seen = rate.value(); println!("rate {seen}"); }\n'
+                '    chart.push("loss", step as f64, 1.0 / (1.0 + step as f64))?;\n'
+                '    step += 1;\n'
+                '    tensorbook::sleep(std::time::Duration::from_millis(20))?;\n'
+                '}\nchart.flush()?;\nprintln!("stopped at step {step}");')
+        running = run(page, loop, "rate 10")
+        stop = running.locator("button.jupyter-button", has_text="Stop")
+        stop.wait_for(timeout=30 * MS)
+        sync_api.expect(running.locator('img[src^="data:image/svg+xml"], svg').first).to_be_visible(timeout=30 * MS)
+        time.sleep(0.5)
+        points_at_start = chart_points(running)
+
+        # Drag the slider to its right end while the loop runs.
+        box = handle.bounding_box()
+        track = cell.locator(".widget-slider .noUi-target").first.bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.down()
+        page.mouse.move(track["x"] + track["width"] + 20, box["y"] + box["height"] / 2, steps=8)
+        page.mouse.up()
+        sync_api.expect(running.locator(".jp-OutputArea")).to_contain_text("rate 100", timeout=30 * MS)
+
+        stop.click()
+        sync_api.expect(running.locator(".jp-OutputArea")).to_contain_text("stopped at step", timeout=30 * MS)
+        points_at_end = chart_points(running)
+        assert points_at_end > points_at_start, (points_at_start, points_at_end)
+        # The loop's variables are kept.
+        run(page, 'println!("kept {}", step > 0);', "kept true")
+
+
 def test_a_person_uses_tensorbook_in_jupyterlab(lab):
     base, token = lab
-    shot = ROOT / "target" / "jupyterlab-failure.png"
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        try:
-            open_notebook(page, base, token)
+    with notebook_page(base, token, "jupyterlab") as page:
+        cell = run(page, "let t = Tensor::iota(DType::F32, &[2, 3], None)?;\nt", "Backend<host", FIRST_CELL_TIMEOUT)
+        card = cell.locator(".tensorbook-tensor")
+        sync_api.expect(card.locator(".tb-header")).to_contain_text("f32[2][3]")
+        sync_api.expect(card.locator(".tb-badge")).to_have_text("Backend<host:0>")
 
-            cell = run(page, "let t = Tensor::iota(DType::F32, &[2, 3], None)?;\nt", "Backend<host", FIRST_CELL_TIMEOUT)
-            card = cell.locator(".tensorbook-tensor")
-            sync_api.expect(card.locator(".tb-header")).to_contain_text("f32[2][3]")
-            sync_api.expect(card.locator(".tb-badge")).to_have_text("Backend<host:0>")
+        run(page, ":client", "session default: host:0")
+        run(page, ":clients", "binary")
 
-            run(page, ":client", "session default: host:0")
-            run(page, ":clients", "binary")
+        # Output appears while the cell runs, not at its end.
+        cell = run(page, 'for i in 0..6 { println!("step {i}"); tensorbook::sleep(std::time::Duration::from_millis(800))?; }', "step 1")
+        assert "step 5" not in cell.locator(".jp-OutputArea").inner_text(), "output arrived only at the end"
+        sync_api.expect(cell.locator(".jp-OutputArea")).to_contain_text("step 5", timeout=30 * MS)
 
-            # Output appears while the cell runs, not at its end.
-            cell = run(page, 'for i in 0..6 { println!("step {i}"); tensorbook::sleep(std::time::Duration::from_millis(800))?; }', "step 1")
-            assert "step 5" not in cell.locator(".jp-OutputArea").inner_text(), "output arrived only at the end"
-            sync_api.expect(cell.locator(".jp-OutputArea")).to_contain_text("step 5", timeout=30 * MS)
+        # Interrupt a sleeping cell from the toolbar; the tensor is still there.
+        cell = run(page, 'println!("sleeping");\nloop { tensorbook::sleep(std::time::Duration::from_millis(100))?; }', "sleeping")
+        toolbar = page.locator(".jp-NotebookPanel-toolbar")
+        toolbar.locator('[data-command="notebook:interrupt-kernel"]').or_(toolbar.get_by_title("Interrupt the kernel")).first.click()
+        sync_api.expect(cell.locator(".jp-OutputArea")).to_contain_text("interrupted by the user", timeout=30 * MS)
+        run(page, "t.signature()", "f32[2][3]")
 
-            # Interrupt a sleeping cell from the toolbar; the tensor is still there.
-            cell = run(page, 'println!("sleeping");\nloop { tensorbook::sleep(std::time::Duration::from_millis(100))?; }', "sleeping")
-            toolbar = page.locator(".jp-NotebookPanel-toolbar")
-            toolbar.locator('[data-command="notebook:interrupt-kernel"]').or_(toolbar.get_by_title("Interrupt the kernel")).first.click()
-            sync_api.expect(cell.locator(".jp-OutputArea")).to_contain_text("interrupted by the user", timeout=30 * MS)
-            run(page, "t.signature()", "f32[2][3]")
-
-            # Restart from the Kernel menu; the kernel comes back idle.
-            page.locator(".lm-MenuBar-itemLabel", has_text="Kernel").click()
-            page.locator(".lm-Menu-itemLabel", has_text="Restart Kernel…").first.click()
-            page.locator(".jp-Dialog-button.jp-mod-accept").click()
-            deadline = time.monotonic() + 120
-            while True:
-                states = [k["execution_state"] for k in kernels(base, token)]
-                if states == ["idle"]:
-                    break
-                assert time.monotonic() < deadline, f"kernel states after restart: {states}"
-                time.sleep(0.5)
-            run(page, "1 + 1", "2", FIRST_CELL_TIMEOUT)
-            page.screenshot(path=str(ROOT / "target" / "jupyterlab.png"), full_page=True)
-        except Exception:
-            shot.parent.mkdir(exist_ok=True)
-            page.screenshot(path=str(shot), full_page=True)
-            raise
-        finally:
-            browser.close()
+        # Restart from the Kernel menu; the kernel comes back idle.
+        page.locator(".lm-MenuBar-itemLabel", has_text="Kernel").click()
+        page.locator(".lm-Menu-itemLabel", has_text="Restart Kernel…").first.click()
+        page.locator(".jp-Dialog-button.jp-mod-accept").click()
+        deadline = time.monotonic() + 120
+        while True:
+            states = [k["execution_state"] for k in kernels(base, token)]
+            if states == ["idle"]:
+                break
+            assert time.monotonic() < deadline, f"kernel states after restart: {states}"
+            time.sleep(0.5)
+        run(page, "1 + 1", "2", FIRST_CELL_TIMEOUT)
