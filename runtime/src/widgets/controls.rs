@@ -20,6 +20,12 @@ fn invalid(op: &'static str, message: String) -> Error {
     Error::InvalidArgument { op, message }
 }
 
+/// `v` kept between `a` and `b`, whichever is lower: the bounds come from the browser too, and
+/// `f64::clamp` panics when they arrive swapped.
+fn within(v: f64, a: f64, b: f64) -> f64 {
+    v.max(a.min(b)).min(a.max(b))
+}
+
 fn text(model: &Model, key: &str) -> String {
     model.get(key).as_str().unwrap_or("").to_string()
 }
@@ -196,7 +202,7 @@ impl FloatSlider {
             .as_f64()
             .filter(|v| v.is_finite())
             .unwrap_or(min);
-        v.clamp(min.min(max), max.max(min))
+        within(v, min, max)
     }
 
     /// Moves the slider (kept within its range; not a number is refused).
@@ -204,11 +210,8 @@ impl FloatSlider {
         if value.is_nan() {
             return Err(invalid("FloatSlider::set_value", "value is NaN".into()));
         }
-        let (min, max) = (self.bound("min"), self.bound("max"));
-        self.model.set(state(&[(
-            "value",
-            json!(value.clamp(min.min(max), max.max(min))),
-        )]));
+        let v = within(value, self.bound("min"), self.bound("max"));
+        self.model.set(state(&[("value", json!(v))]));
         Ok(())
     }
 
@@ -560,7 +563,7 @@ impl Progress {
         if value.is_nan() {
             return Err(invalid("Progress::set_value", "value is NaN".into()));
         }
-        let v = value.clamp(self.bound("min"), self.bound("max"));
+        let v = within(value, self.bound("min"), self.bound("max"));
         self.model.set(state(&[("value", json!(v))]));
         Ok(())
     }
@@ -664,6 +667,10 @@ mod tests {
         let p = Progress::new("epochs", 0.0, 10.0).unwrap();
         p.set_value(12.0).unwrap();
         assert_eq!(p.value(), 10.0);
+        // Bounds the browser swapped keep the value between them, without a panic.
+        from_browser(p.model_id(), json!({ "min": 10.0, "max": 0.0 }));
+        p.set_value(-3.0).unwrap();
+        assert_eq!(p.value(), 0.0);
         assert!(Progress::new("e", 1.0, 1.0).is_err());
         p.close();
         assert!(p.is_closed());
