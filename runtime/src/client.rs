@@ -46,6 +46,14 @@ pub fn client_info(client: Client) -> ClientInfo {
     }
 }
 
+pub use crate::backend::cuda::{Component as CudaComponent, CudaReport, Gpu};
+
+/// What the cuda client found here: the driver, cuBLAS and NVRTC in use (paths and versions,
+/// for CUDA 12 or 13) or why none is, and each GPU's name, memory and compute capability.
+pub fn cuda_report() -> &'static CudaReport {
+    crate::backend::cuda::report()
+}
+
 /// How an all-reduce between cuda devices goes: NCCL's version and file when it can be loaded,
 /// else why not (the all-reduce then goes through copies).
 pub fn nccl_status() -> std::result::Result<String, String> {

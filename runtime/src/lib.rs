@@ -64,7 +64,10 @@ pub mod testing;
 pub mod widgets;
 
 pub use chart::line_chart;
-pub use client::{client_info, clients, devices, devices_of, nccl_status, ClientInfo};
+pub use client::{
+    client_info, clients, cuda_report, devices, devices_of, nccl_status, ClientInfo, CudaComponent,
+    CudaReport, Gpu,
+};
 pub use create::{on, Factory};
 pub use device::{Client, Device, MemoryKind};
 pub use display::{print_limit, set_print_limit};

@@ -301,6 +301,12 @@ pub fn clients_table() -> String {
         );
         out.push_str(&line);
         out.push('\n');
+        if info.client == crate::device::Client::Cuda {
+            // What was found, so a missing or mismatched part is named, not guessed.
+            for detail in crate::client::cuda_report().lines() {
+                out.push_str(&format!("{:<8} {detail}\n", ""));
+            }
+        }
     }
     let all_reduce = match crate::client::nccl_status() {
         Ok(nccl) => format!("through {nccl}"),

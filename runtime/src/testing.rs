@@ -16,8 +16,8 @@ pub mod sim {
 
 /// The cuda backend's kernels and their compilation, checked without a GPU.
 pub mod cuda {
-    pub use crate::backend::cuda::{compile_kernels, compile_source, probe};
     pub use crate::backend::cuda::{fused, kernels};
+    pub use crate::backend::cuda::{nvrtc_at, probe, Nvrtc, Target};
 }
 
 /// The pool of freed host buffers.

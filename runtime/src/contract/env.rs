@@ -81,6 +81,14 @@ pub const HOME: &str = "HOME";
 pub const JUPYTER_DATA_DIR: &str = "JUPYTER_DATA_DIR";
 /// Extra directories Jupyter searches for kernelspecs.
 pub const JUPYTER_PATH: &str = "JUPYTER_PATH";
+/// A CUDA toolkit's root: its `lib64` is searched for cuBLAS and NVRTC.
+pub const CUDA_HOME: &str = "CUDA_HOME";
+/// The same, as NVIDIA's installers and Windows name it.
+pub const CUDA_PATH: &str = "CUDA_PATH";
+/// An activated Python virtual environment: its NVIDIA pip packages are searched for CUDA.
+pub const VIRTUAL_ENV: &str = "VIRTUAL_ENV";
+/// An activated conda environment, searched likewise.
+pub const CONDA_PREFIX: &str = "CONDA_PREFIX";
 
 /// A variable's text, trimmed; `None` when unset, empty or not Unicode.
 pub fn text(name: &str) -> Option<String> {

@@ -1,6 +1,6 @@
 //! One GPU as the cuda backend uses it: its context, the stream every op is enqueued on, the
-//! cuBLAS handle, the kernels (compiled by NVRTC once per machine, the PTX cached on disk) and
-//! allocation with an optional memory fraction.
+//! cuBLAS handle, the kernels (compiled by NVRTC once per machine to CUBIN for the GPU's own
+//! architecture, cached on disk) and allocation with an optional memory fraction.
 //!
 //! A notebook links a fresh copy of the runtime into every cell, so every cell has its own
 //! copy of these statics. They stay consistent because everything here is per process in the
@@ -11,14 +11,16 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::cublas::CudaBlas;
 use cudarc::driver::{
     sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, DriverError,
     LaunchConfig,
 };
-use cudarc::nvrtc::{CompileOptions, Ptx};
+use cudarc::nvrtc::Ptx;
 
+use super::blas::BlasHandle;
 use super::kernels;
+use super::nvrtc::{Nvrtc, Target};
+use super::probe::{setup, Setup};
 use crate::contract::env;
 use crate::device::Device;
 use crate::element::Element;
@@ -35,7 +37,7 @@ pub(crate) struct CudaDevice {
     pub(crate) ordinal: usize,
     ctx: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
-    blas: OnceLock<std::result::Result<CudaBlas, String>>,
+    blas: OnceLock<std::result::Result<Mutex<BlasHandle>, String>>,
     module: OnceLock<std::result::Result<Arc<CudaModule>, String>>,
     functions: Mutex<HashMap<String, CudaFunction>>,
     /// Generated kernels (one module each), by name.
@@ -47,7 +49,7 @@ pub(crate) struct CudaDevice {
 pub(crate) fn device(ordinal: usize) -> Result<&'static CudaDevice> {
     static DEVICES: OnceLock<Vec<OnceLock<std::result::Result<CudaDevice, String>>>> =
         OnceLock::new();
-    let count = super::probe::probe().as_ref().map(|&n| n).unwrap_or(0);
+    let count = setup().map(|s| s.device_count).unwrap_or(0);
     let slots = DEVICES.get_or_init(|| (0..count).map(|_| OnceLock::new()).collect());
     let d = Device::cuda(ordinal);
     let slot = slots
@@ -98,12 +100,31 @@ impl CudaDevice {
         }
     }
 
-    /// The cuBLAS handle, bound to this device's stream.
-    pub(crate) fn blas(&self) -> Result<&CudaBlas> {
-        self.blas
-            .get_or_init(|| CudaBlas::new(self.stream.clone()).map_err(|e| e.to_string()))
+    /// The libraries in use (set when this device was opened).
+    fn setup(&self) -> Result<&'static Setup> {
+        setup().map_err(|why| self.error("open", why))
+    }
+
+    /// Runs `f` with this device's cuBLAS handle (bound to its stream), its context current on
+    /// this thread; one caller at a time, as a cuBLAS handle requires.
+    pub(crate) fn with_blas<R>(
+        &self,
+        f: impl FnOnce(&BlasHandle) -> std::result::Result<R, String>,
+    ) -> Result<R> {
+        let blas = &self.setup()?.blas;
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| self.error("cublas init", e))?;
+        let handle = self
+            .blas
+            .get_or_init(|| {
+                blas.handle(self.stream.cu_stream() as *mut std::ffi::c_void)
+                    .map(Mutex::new)
+            })
             .as_ref()
-            .map_err(|e| self.error("cublas init", e))
+            .map_err(|e| self.error("cublas init", e))?;
+        let handle = handle.lock().unwrap_or_else(|e| e.into_inner());
+        f(&handle).map_err(|e| self.error("dot (cuBLAS)", e))
     }
 
     /// The kernel called `name` (see `kernels.rs`).
@@ -125,29 +146,52 @@ impl CudaDevice {
     }
 
     fn load_module(&self) -> std::result::Result<Arc<CudaModule>, String> {
-        let ptx = cached_ptx(&kernels::source(), "kernels", self.arch())?;
-        self.ctx.load_module(ptx).map_err(|e| e.to_string())
+        let image = self.compile(&kernels::source(), "tensorbook_kernels")?;
+        self.ctx.load_module(image).map_err(|e| e.to_string())
     }
 
-    fn arch(&self) -> Option<&'static str> {
-        self.ctx
-            .compute_capability()
-            .ok()
-            .and_then(|(major, minor)| virtual_arch(major, minor))
+    /// `source` compiled for this GPU: CUBIN for its architecture, which loads on any driver
+    /// of NVRTC's major; PTX only when this NVRTC cannot build for the GPU (one newer than
+    /// it), and then only if the driver is at least as new as NVRTC, since the driver
+    /// refuses PTX from a newer compiler.
+    fn compile(&self, source: &str, stem: &str) -> std::result::Result<Ptx, String> {
+        let setup = setup().map_err(str::to_string)?;
+        let nvrtc = &setup.nvrtc;
+        let (major, minor) = self.ctx.compute_capability().map_err(|e| e.to_string())?;
+        let cubin = Target::Cubin(format!("sm_{major}{minor}"));
+        match cached_image(nvrtc, source, stem, &cubin) {
+            Ok(image) => Ok(image),
+            Err(why) if why.contains("--gpu-architecture") || why.contains("invalid value") => {
+                let (a, b) = nvrtc.version;
+                if a * 1000 + b * 10 > setup.driver_version {
+                    return Err(format!(
+                        "{} cannot build for sm_{major}{minor}, and its PTX is newer than this \
+                         driver (CUDA {}.{}) loads: install an NVRTC for this GPU or a newer \
+                         driver",
+                        nvrtc.describe(),
+                        setup.driver_version / 1000,
+                        setup.driver_version % 1000 / 10
+                    ));
+                }
+                cached_image(nvrtc, source, stem, &Target::Ptx(None))
+            }
+            Err(why) => Err(why),
+        }
     }
 
-    /// A generated kernel (`name` in `source`): compiled by NVRTC once per machine (PTX on
-    /// disk) and loaded once per process.
+    /// A generated kernel (`name` in `source`): compiled by NVRTC once per machine (the image
+    /// on disk) and loaded once per process.
     pub(crate) fn generated(&self, name: &str, source: &str) -> Result<CudaFunction> {
         let mut cache = self.generated.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(f) = cache.get(name) {
             return Ok(f.clone());
         }
-        let ptx = cached_ptx(source, name, self.arch())
+        let image = self
+            .compile(source, name)
             .map_err(|e| self.error("compile kernels", format!("{name}: {e}")))?;
         let module = self
             .ctx
-            .load_module(ptx)
+            .load_module(image)
             .map_err(|e| self.error("load kernel", format!("{name}: {e}")))?;
         let f = module
             .load_function(name)
@@ -241,45 +285,36 @@ pub(crate) fn row_config(rows: usize) -> LaunchConfig {
     }
 }
 
-/// The NVRTC virtual architecture for a compute capability (`None`: NVRTC's default, which the
-/// driver JIT-compiles for any newer GPU).
-fn virtual_arch(major: i32, minor: i32) -> Option<&'static str> {
-    Some(match (major, minor) {
-        (5, _) => "compute_52",
-        (6, 0) => "compute_60",
-        (6, _) => "compute_61",
-        (7, 0) => "compute_70",
-        (7, _) => "compute_75",
-        (8, 0) => "compute_80",
-        (8, 6) => "compute_86",
-        (8, 7) => "compute_87",
-        (8, _) => "compute_89",
-        (9, _) => "compute_90",
-        _ => return None,
-    })
-}
-
-/// Where compiled PTX is kept between processes.
-fn ptx_cache_dir() -> Option<PathBuf> {
+/// Where compiled kernels are kept between processes.
+fn image_cache_dir() -> Option<PathBuf> {
     settings::kernel_cache_dir()
 }
 
-/// The PTX of `source` for `arch`: from the disk cache when this exact source was compiled
-/// before (every notebook cell loads the module again, and NVRTC takes seconds), else compiled
-/// now and stored as `<stem>-<hash>.ptx`.
-fn cached_ptx(
+/// The compiled image (CUBIN or PTX) of `source` for `target`: from the disk cache when this
+/// exact source was compiled before by this NVRTC (every notebook cell loads the module again,
+/// and NVRTC takes seconds), else compiled now and stored as `<stem>-<hash>.<cubin|ptx>`.
+fn cached_image(
+    nvrtc: &Nvrtc,
     source: &str,
     stem: &str,
-    arch: Option<&'static str>,
+    target: &Target,
 ) -> std::result::Result<Ptx, String> {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    (source, arch).hash(&mut hasher);
-    let file = ptx_cache_dir().map(|d| d.join(format!("{stem}-{:016x}.ptx", hasher.finish())));
-    if let Some(text) = file.as_ref().and_then(|f| std::fs::read_to_string(f).ok()) {
-        return Ok(Ptx::from_src(text));
+    (source, target, nvrtc.version).hash(&mut hasher);
+    let file = image_cache_dir().map(|d| {
+        d.join(format!(
+            "{stem}-{:016x}.{}",
+            hasher.finish(),
+            target.extension()
+        ))
+    });
+    if let Some(bytes) = file.as_ref().and_then(|f| std::fs::read(f).ok()) {
+        if !bytes.is_empty() {
+            return Ok(image(bytes, target));
+        }
     }
-    let ptx = compile(source, arch)?;
+    let bytes = nvrtc.compile(source, &format!("{stem}.cu"), target)?;
     if let Some(file) = file {
         // Best effort: a cache that cannot be written only costs the next process a compile.
         // Written aside and renamed, so a concurrent reader never sees half a file.
@@ -287,27 +322,20 @@ fn cached_ptx(
             let dir = file.parent().unwrap_or(std::path::Path::new("."));
             std::fs::create_dir_all(dir)?;
             let tmp = dir.join(format!(".{stem}-{}.tmp", std::process::id()));
-            std::fs::write(&tmp, ptx.to_src())?;
+            std::fs::write(&tmp, &bytes)?;
             std::fs::rename(&tmp, &file)
         })();
     }
-    Ok(ptx)
+    Ok(image(bytes, target))
 }
 
-/// Compiles the kernels with NVRTC (the caller has checked that libnvrtc loads).
-pub(crate) fn compile(
-    source: &str,
-    arch: Option<&'static str>,
-) -> std::result::Result<Ptx, String> {
-    let opts = CompileOptions {
-        arch,
-        name: Some("tensorbook_kernels.cu".into()),
-        ..CompileOptions::default()
-    };
-    cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| match e {
-        cudarc::nvrtc::CompileError::CompileError { log, .. } => {
-            format!("NVRTC rejected the kernels:\n{}", log.to_string_lossy())
+/// NVRTC's output as what the driver loads.
+fn image(bytes: Vec<u8>, target: &Target) -> Ptx {
+    match target {
+        Target::Cubin(_) => Ptx::from_binary(bytes),
+        Target::Ptx(_) => {
+            let text = String::from_utf8_lossy(&bytes);
+            Ptx::from_src(text.trim_end_matches('\0').to_string())
         }
-        other => other.to_string(),
-    })
+    }
 }

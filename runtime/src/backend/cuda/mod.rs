@@ -4,13 +4,18 @@
 //! Ops are enqueued on the device's stream and return at once, as in EXLA: reading values,
 //! transfers and `Tensor::sync` wait.
 
+mod blas;
 mod buffer;
 mod device;
 pub mod fused;
 pub mod kernels;
+mod libraries;
 mod nccl;
+mod nvrtc;
 mod probe;
-pub use probe::probe;
+#[cfg(any(test, feature = "test-hooks"))]
+pub use nvrtc::{Nvrtc, Target};
+pub use probe::{probe, report, Component, CudaReport, Gpu};
 
 /// NCCL's version and file when it can be loaded, or why not (the all-reduce then goes
 /// through copies).
@@ -24,10 +29,9 @@ pub fn nccl_status() -> std::result::Result<String, String> {
 use std::any::Any;
 use std::borrow::Cow;
 
-use cudarc::cublas::sys::cublasOperation_t;
-use cudarc::cublas::{Gemm, GemmConfig, StridedBatchedConfig};
-use cudarc::driver::{CudaSlice, DevicePtr, PushKernelArg};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, PushKernelArg};
 
+use blas::{BlasFloat, GemmShape};
 pub use buffer::CudaBuffer;
 use buffer::{CudaData, CudaElement};
 use device::{elementwise_config, row_config, CudaDevice};
@@ -43,26 +47,15 @@ use crate::ir::fused::Fused;
 use crate::ir::{ArgOp, BinaryOp, MatmulDims, Op, ReduceOp, Strided, UnaryOp};
 use crate::shape::{numel, strides};
 
-/// Compiles every kernel with NVRTC for `arch` (e.g. `compute_90`; `None`: NVRTC's default)
-/// and returns the PTX. This needs only libnvrtc, not a GPU, so the kernels' source is checked
-/// on machines without one. `None` when libnvrtc cannot be loaded.
+/// Opens the NVRTC at `path` (`libnvrtc.so.12` or `.13`), as the backend would: the tests
+/// compile every kernel with each major's NVRTC, which needs no GPU.
 #[cfg(any(test, feature = "test-hooks"))]
-pub fn compile_kernels(arch: Option<&'static str>) -> Option<std::result::Result<String, String>> {
-    compile_source(&kernels::source(), arch)
-}
-
-/// Compiles any source (a generated kernel's) with NVRTC, as [`compile_kernels`] does;
-/// `None` where libnvrtc cannot be loaded.
-#[cfg(any(test, feature = "test-hooks"))]
-pub fn compile_source(
-    source: &str,
-    arch: Option<&'static str>,
-) -> Option<std::result::Result<String, String>> {
-    // SAFETY: only tries to dlopen the library by name.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return None;
-    }
-    Some(device::compile(source, arch).map(|ptx| ptx.to_src()))
+pub fn nvrtc_at(path: &std::path::Path) -> std::result::Result<Nvrtc, String> {
+    let candidate = libraries::Candidate {
+        file: path.to_path_buf(),
+        major: None,
+    };
+    libraries::load(&candidate).and_then(Nvrtc::bind)
 }
 
 /// The cuda backend.
@@ -232,10 +225,10 @@ impl CudaBackend {
         let mut o = dev.alloc::<T>(total, &shape)?;
         let shape4 = [batch, m, k, n];
         if let (Some(a), Some(b), Some(c)) = (as_float(a), as_float(b), as_float_mut(&mut o)) {
-            gemm::<f32>(dev, a, sa, b, sb, shape4, 1.0, 0.0, c)?;
+            gemm::<f32>(dev, a, sa, b, sb, shape4, c)?;
         } else if let (Some(a), Some(b), Some(c)) = (as_float(a), as_float(b), as_float_mut(&mut o))
         {
-            gemm::<f64>(dev, a, sa, b, sb, shape4, 1.0, 0.0, c)?;
+            gemm::<f64>(dev, a, sa, b, sb, shape4, c)?;
         } else {
             let dims = [batch, m, k, n, sa, sb].map(|d| d as u64);
             let [bb, mm, kk, nn, ssa, ssb] = dims;
@@ -261,56 +254,47 @@ fn as_float_mut<F: 'static, T: 'static>(s: &mut CudaSlice<T>) -> Option<&mut Cud
 /// row-major matrix is its transpose, so cuBLAS computes `Cᵀ = Bᵀ·Aᵀ` with the operands swapped
 /// and m and n exchanged; no copy, no transpose flag.
 #[allow(clippy::too_many_arguments)]
-fn gemm<F>(
+fn gemm<F: BlasFloat + cudarc::driver::DeviceRepr>(
     dev: &CudaDevice,
     a: &CudaSlice<F>,
     sa: usize,
     b: &CudaSlice<F>,
     sb: usize,
     [batch, m, k, n]: [usize; 4],
-    one: F,
-    zero: F,
     c: &mut CudaSlice<F>,
-) -> Result<()>
-where
-    cudarc::cublas::CudaBlas: Gemm<F>,
-{
+) -> Result<()> {
     let int = |v: usize| {
         i32::try_from(v).map_err(|_| Error::InvalidArgument {
             op: "dot",
             message: format!("cuBLAS takes dimensions below 2^31; got {v}"),
         })
     };
-    let gemm = GemmConfig {
-        transa: cublasOperation_t::CUBLAS_OP_N,
-        transb: cublasOperation_t::CUBLAS_OP_N,
+    let stride = |v: usize| {
+        i64::try_from(v).map_err(|_| Error::InvalidArgument {
+            op: "dot",
+            message: format!("cuBLAS takes strides below 2^63; got {v}"),
+        })
+    };
+    let shape = GemmShape {
         m: int(n)?,
         n: int(m)?,
         k: int(k)?,
-        alpha: one,
         lda: int(n)?,
         ldb: int(k)?,
-        beta: zero,
         ldc: int(n)?,
+        batch: int(batch)?,
+        stride_a: stride(sb)?,
+        stride_b: stride(sa)?,
+        stride_c: stride(m.saturating_mul(n))?,
     };
-    let blas = dev.blas()?;
-    // SAFETY: the slices hold batch (or one, with stride 0) matrices of the sizes in the
-    // config, as the frontend validated.
-    let done = unsafe {
-        if batch == 1 {
-            blas.gemm(gemm, b, a, c)
-        } else {
-            let cfg = StridedBatchedConfig {
-                gemm,
-                batch_size: int(batch)?,
-                stride_a: sb as i64,
-                stride_b: sa as i64,
-                stride_c: (m * n) as i64,
-            };
-            blas.gemm_strided_batched(cfg, b, a, c)
-        }
-    };
-    done.map_err(|e| dev.error("dot (cuBLAS)", e))
+    dev.with_blas(|handle| {
+        let (pb, _b) = b.device_ptr(&dev.stream);
+        let (pa, _a) = a.device_ptr(&dev.stream);
+        let (pc, _c) = c.device_ptr_mut(&dev.stream);
+        // SAFETY: the slices hold `batch` (or one, with stride 0) matrices of the sizes in
+        // `shape`, as the frontend validated, on this device, whose context is current.
+        unsafe { F::gemm(handle, shape, pb as *const F, pa as *const F, pc as *mut F) }
+    })
 }
 
 impl<T: CudaElement> From<CudaSlice<T>> for CudaData {

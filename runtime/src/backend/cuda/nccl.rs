@@ -4,7 +4,8 @@
 //! The types are cudarc's bindings (`cudarc::nccl::sys`); the six calls used are loaded here,
 //! at run time like the rest of CUDA, because cudarc's loader tries `libnccl.so`, `.so.12`,
 //! `.so.11`, ... and never `libnccl.so.2`, the one name every NCCL package installs (the
-//! `libnccl2` packages and the `nvidia-nccl-cu12`/`-cu13` wheels ship no `libnccl.so`).
+//! `libnccl2` packages and the `nvidia-nccl-cu12`/`-cu13` wheels ship no `libnccl.so`). The
+//! file is looked for where `libraries.rs` looks for the rest of CUDA.
 //! Without NCCL the all-reduce goes through copies (`crate::parallel`), so its absence is a
 //! line in `tensorbook clients`, never an error.
 
@@ -19,13 +20,11 @@ use libloading::Library;
 
 use super::buffer::{CudaBuffer, CudaData, CudaElement};
 use super::device;
+use super::libraries::{self, Kind};
 use crate::buffer::with_dtype;
 use crate::device::Device;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-
-/// The names tried, in order: the soname first, then the development symlink.
-const LIBRARY_NAMES: [&str; 2] = ["libnccl.so.2", "libnccl.so"];
 
 type GetVersion = unsafe extern "C" fn(*mut c_int) -> ncclResult_t;
 type CommInitAll = unsafe extern "C" fn(*mut ncclComm_t, c_int, *const c_int) -> ncclResult_t;
@@ -67,16 +66,20 @@ pub(crate) fn status() -> &'static std::result::Result<Nccl, String> {
 
 fn load() -> std::result::Result<Nccl, String> {
     let mut tried = Vec::new();
-    for name in LIBRARY_NAMES {
-        // SAFETY: loading NCCL runs no initialisers that depend on us; a failure is an Err.
-        match unsafe { Library::new(name) } {
-            Ok(library) => return bind(library, name),
-            Err(e) => tried.push(format!("{name} ({e})")),
+    for candidate in libraries::candidates(Kind::Nccl) {
+        match libraries::load(&candidate) {
+            Ok(loaded) => return bind(loaded.library, &loaded.path.display().to_string()),
+            Err(e) => tried.push(e),
         }
     }
     Err(format!(
-        "NCCL is not installed (tried {}); the all-reduce goes through copies",
-        tried.join(", ")
+        "NCCL is not installed (libnccl.so.2 neither on the loader's path nor in the CUDA \
+         folders and NVIDIA pip packages searched); the all-reduce goes through copies{}",
+        if tried.len() > 1 {
+            format!(" ({})", tried[1..].join("; "))
+        } else {
+            String::new()
+        }
     ))
 }
 
