@@ -188,6 +188,42 @@ pub fn kernel_cache_dir() -> Option<PathBuf> {
     Some(env::cache_dir()?.join("cuda"))
 }
 
+/// Where the environment says CUDA may be installed, for `backend::cuda::libraries`.
+pub(crate) struct CudaLocations {
+    /// Toolkit roots: `CUDA_HOME`, `CUDA_PATH`.
+    pub(crate) toolkits: Vec<PathBuf>,
+    /// Python environments' prefixes: the activated virtual and conda environments, then the
+    /// parent of every `PATH` folder holding a `python3` or `python`.
+    pub(crate) python_prefixes: Vec<PathBuf>,
+    /// The user's home (its `.local` holds `pip install --user` packages).
+    pub(crate) home: Option<PathBuf>,
+}
+
+/// Reads [`CudaLocations`] from the environment.
+pub(crate) fn cuda_locations() -> CudaLocations {
+    let toolkits = [env::CUDA_HOME, env::CUDA_PATH]
+        .into_iter()
+        .filter_map(env::path)
+        .collect();
+    let mut python_prefixes: Vec<PathBuf> = [env::VIRTUAL_ENV, env::CONDA_PREFIX]
+        .into_iter()
+        .filter_map(env::path)
+        .collect();
+    if let Some(path) = env::raw(env::SEARCH_PATH) {
+        for dir in std::env::split_paths(&path) {
+            let has_python = ["python3", "python"].iter().any(|p| dir.join(p).is_file());
+            if let (true, Some(prefix)) = (has_python, dir.parent()) {
+                python_prefixes.push(prefix.to_path_buf());
+            }
+        }
+    }
+    CudaLocations {
+        toolkits,
+        python_prefixes,
+        home: env::path(env::HOME),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

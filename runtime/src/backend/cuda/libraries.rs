@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use libloading::Library;
 
-use crate::contract::env;
+use crate::settings;
 
 /// The CUDA majors whose libraries are used, newest first.
 pub(crate) const MAJORS: [u32; 2] = [13, 12];
@@ -108,15 +108,14 @@ fn same_file(a: &Path, b: &Path) -> bool {
 /// The folders searched beyond the loader's own path, in order, each once and only those
 /// that exist.
 pub(crate) fn search_dirs() -> Vec<PathBuf> {
+    let locations = settings::cuda_locations();
     let mut dirs = Vec::new();
-    for var in [env::CUDA_HOME, env::CUDA_PATH] {
-        if let Some(root) = env::path(var) {
-            for sub in ["lib64", "lib", "targets/x86_64-linux/lib"] {
-                dirs.push(root.join(sub));
-            }
+    for root in &locations.toolkits {
+        for sub in ["lib64", "lib", "targets/x86_64-linux/lib"] {
+            dirs.push(root.join(sub));
         }
     }
-    dirs.extend(python_library_dirs());
+    dirs.extend(python_library_dirs(&locations));
     dirs.push("/usr/local/cuda/lib64".into());
     // Versioned toolkits side by side: the newest first.
     let mut toolkits: Vec<PathBuf> = read_dir_names(Path::new("/usr/local"))
@@ -152,22 +151,9 @@ pub(crate) fn search_dirs() -> Vec<PathBuf> {
 /// in the Python environments in reach: the activated virtual or conda environment, every
 /// Python on `PATH` (the environment a venv's `bin` belongs to, not the interpreter it links
 /// to), the user's site and the system's.
-fn python_library_dirs() -> Vec<PathBuf> {
-    let mut prefixes: Vec<PathBuf> = Vec::new();
-    for var in [env::VIRTUAL_ENV, env::CONDA_PREFIX] {
-        if let Some(p) = env::path(var) {
-            prefixes.push(p);
-        }
-    }
-    if let Some(path) = env::raw(env::SEARCH_PATH) {
-        for dir in std::env::split_paths(&path) {
-            let has_python = ["python3", "python"].iter().any(|p| dir.join(p).is_file());
-            if let (true, Some(prefix)) = (has_python, dir.parent()) {
-                prefixes.push(prefix.to_path_buf());
-            }
-        }
-    }
-    if let Some(home) = env::path(env::HOME) {
+fn python_library_dirs(locations: &settings::CudaLocations) -> Vec<PathBuf> {
+    let mut prefixes = locations.python_prefixes.clone();
+    if let Some(home) = &locations.home {
         prefixes.push(home.join(".local"));
     }
     prefixes.push("/usr/local".into());
