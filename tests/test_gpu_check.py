@@ -135,3 +135,50 @@ def test_clients_name_what_is_missing_beside_cuda_13_libraries():
     table = subprocess.run([str(BINARY), "clients"], capture_output=True, text=True, env=env,
                            timeout=60, check=True).stdout
     assert "NVRTC:  NVRTC 13.0 (" in table and "libnvrtc.so.13" in table, table
+
+
+def test_a_library_newer_than_the_driver_is_passed_over_with_the_reason(tmp_path):
+    """A CUDA 12.4 driver (a stand-in `libcuda.so.1` that answers cuDriverGetVersion with
+    12040) beside NVRTC 13 and 12: NVRTC 13 is passed over, named, with the driver it needs,
+    and NVRTC 12 is used. A stand-in, because the only real drivers here are on GPU machines."""
+    nvrtc13_dir()
+    source = tmp_path / "driver.c"
+    source.write_text("int cuDriverGetVersion(int *v) { *v = 12040; return 0; }\n"
+                      "int cuInit(unsigned flags) { return 0; }\n"
+                      "int cuDeviceGetCount(int *n) { *n = 1; return 0; }\n")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(tmp_path / "libcuda.so.1"), str(source)],
+                   check=True, timeout=60)
+    env = dict(os.environ, PATH=f"{ROOT / '.venv' / 'bin'}:{os.environ['PATH']}",
+               LD_LIBRARY_PATH=str(tmp_path))
+    found = clients(env)
+    cuda = next(c for c in found["clients"] if c["client"] == "cuda")
+    report = found["cuda"]
+    assert report["driver"]["version"] == "CUDA 12.4" or report["driver"]["version"].startswith("CUDA 12.4 ("), report
+    assert report["driver"]["path"].endswith("libcuda.so.1")
+    assert report["nvrtc"]["version"].startswith("NVRTC 12."), report["nvrtc"]
+    note = report["nvrtc"]["note"]
+    assert "libnvrtc.so.13 is CUDA 13's and needs driver 580 or newer" in note, note
+    # Still unavailable (no cuBLAS here), and the reason says so in one line.
+    assert not cuda["available"]
+    assert cuda["reason"].startswith("cuBLAS: cuBLAS is not installed"), cuda["reason"]
+    assert "\n" not in cuda["reason"]
+
+
+def test_a_driver_that_does_not_start_is_a_reason_not_a_panic(tmp_path):
+    """A stand-in `libcuda.so.1` of CUDA 13 (a container's stub, say) whose cuInit fails and
+    which lacks most of the driver API: the reason names the failure in one line, and nothing
+    panics (cudarc's bindings would, on the first missing call)."""
+    source = tmp_path / "driver.c"
+    source.write_text("int cuDriverGetVersion(int *v) { *v = 13000; return 0; }\n"
+                      "int cuInit(unsigned flags) { return 100; }\n")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(tmp_path / "libcuda.so.1"), str(source)],
+                   check=True, timeout=60)
+    env = dict(os.environ, LD_LIBRARY_PATH=str(tmp_path))
+    run = subprocess.run([str(BINARY), "clients", "--json"], capture_output=True, text=True,
+                         timeout=60, env=env)
+    assert run.returncode == 0 and "panicked" not in run.stderr, run.stderr
+    found = json.loads(run.stdout)
+    cuda = next(c for c in found["clients"] if c["client"] == "cuda")
+    assert cuda["reason"] == "the CUDA driver did not start: status 100", cuda
+    assert found["cuda"]["driver"]["version"].startswith("CUDA 13.0")
+    assert found["cuda"]["gpus"] == []

@@ -7,15 +7,17 @@
 mod blas;
 mod buffer;
 mod device;
+mod driver;
 pub mod fused;
 pub mod kernels;
 mod libraries;
 mod nccl;
 mod nvrtc;
 mod probe;
+pub use driver::Gpu;
 #[cfg(any(test, feature = "test-hooks"))]
 pub use nvrtc::{Nvrtc, Target};
-pub use probe::{probe, report, Component, CudaReport, Gpu};
+pub use probe::{probe, report, Component, CudaReport};
 
 /// NCCL's version and file when it can be loaded, or why not (the all-reduce then goes
 /// through copies).

@@ -3,11 +3,11 @@
 //! and the GPUs. Decided once per process (per notebook cell: each has its own copy), without
 //! touching anything in cudarc that panics when a library is missing.
 
-use std::ffi::{c_char, c_int};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use super::blas::Blas;
+use super::driver::{Driver, Gpu};
 use super::libraries::{self, Candidate, Kind};
 use super::nvrtc::Nvrtc;
 
@@ -63,19 +63,6 @@ impl Component {
         }
         line
     }
-}
-
-/// One GPU.
-#[derive(Clone, Debug)]
-pub struct Gpu {
-    /// Its ordinal (`cuda:N`).
-    pub ordinal: usize,
-    /// The name the driver gives it.
-    pub name: String,
-    /// Its memory in bytes.
-    pub memory_bytes: u64,
-    /// Its compute capability, `(major, minor)`.
-    pub compute_capability: (i32, i32),
 }
 
 impl CudaReport {
@@ -161,14 +148,17 @@ fn cuda_version(v: i32) -> String {
 
 fn discover() -> State {
     let mut report = CudaReport::default();
-    let driver = load_driver();
-    let max_major = driver.as_ref().ok().map(|(_, v)| (*v / 1000) as u32);
+    let driver = Driver::find();
+    let max_major = driver
+        .as_ref()
+        .ok()
+        .map(|d| u32::try_from(d.version / 1000).unwrap_or(0));
     match &driver {
-        Ok((path, version)) => {
-            report.driver.path = Some(path.clone());
+        Ok(d) => {
+            report.driver.path = Some(d.path.clone());
             report.driver.version = Some(match kernel_module_release() {
-                Some(release) => format!("{} (driver {release})", cuda_version(*version)),
-                None => cuda_version(*version),
+                Some(release) => format!("{} (driver {release})", cuda_version(d.version)),
+                None => cuda_version(d.version),
             });
         }
         Err(why) => report.driver.note = Some(why.clone()),
@@ -184,7 +174,7 @@ fn discover() -> State {
         |n| (n.describe(), n.path.clone()),
     );
     let setup = (|| {
-        let (_, version) = driver.map_err(|_| {
+        let driver = driver.as_ref().map_err(|_| {
             // One line naming what is missing and what is here.
             let mut why = "no NVIDIA driver (libcuda.so.1 not found)".to_string();
             for (label, c) in [("cuBLAS", &report.blas), ("NVRTC", &report.nvrtc)] {
@@ -195,21 +185,17 @@ fn discover() -> State {
             }
             why
         })?;
+        let version = driver.version;
         if version < MIN_DRIVER_VERSION {
             return Err(format!(
                 "the NVIDIA driver supports {}; tensorbook needs CUDA 12.0 or newer (driver 525+)",
                 cuda_version(version)
             ));
         }
+        // The driver's own failures first: without a GPU the libraries do not matter.
+        let device_count = driver.start()?;
         let blas = blas.map_err(|why| format!("cuBLAS: {why}"))?;
         let nvrtc = nvrtc.map_err(|why| format!("NVRTC: {why}"))?;
-        cudarc::driver::result::init()
-            .map_err(|e| format!("the CUDA driver did not start: {e}"))?;
-        let device_count = match cudarc::driver::result::device::get_count() {
-            Ok(n) if n > 0 => n as usize,
-            Ok(_) => return Err("the NVIDIA driver reports no GPU".into()),
-            Err(e) => return Err(format!("the NVIDIA driver reports no GPU: {e}")),
-        };
         Ok(Setup {
             driver_version: version,
             blas,
@@ -217,8 +203,13 @@ fn discover() -> State {
             device_count,
         })
     })();
-    if let Ok(s) = &setup {
-        report.gpus = (0..s.device_count).filter_map(gpu).collect();
+    if let (Ok(s), Ok(d)) = (&setup, &driver) {
+        report.gpus = (0..s.device_count).filter_map(|i| d.gpu(i)).collect();
+    }
+    if let Ok(d) = driver {
+        // Kept loaded for the process: cudarc opens `libcuda.so.1` by name, which then finds
+        // this one even when its folder is not on the loader's path.
+        std::mem::forget(d);
     }
     let status = setup.as_ref().map(|s| s.device_count).map_err(Clone::clone);
     State {
@@ -226,44 +217,6 @@ fn discover() -> State {
         report,
         status,
     }
-}
-
-/// Opens the driver API and reads its version (no `cuInit` needed for that).
-fn load_driver() -> std::result::Result<(PathBuf, i32), String> {
-    for candidate in libraries::candidates(Kind::Driver) {
-        let Ok(loaded) = libraries::load(&candidate) else {
-            continue;
-        };
-        type GetVersion = unsafe extern "C" fn(*mut c_int) -> c_int;
-        // SAFETY: the driver API's signature.
-        let Ok(get_version) =
-            (unsafe { loaded.library.get::<GetVersion>(b"cuDriverGetVersion\0") })
-        else {
-            continue;
-        };
-        let mut version = 0;
-        // SAFETY: a valid out-pointer.
-        if unsafe { get_version(&mut version) } != 0 {
-            continue;
-        }
-        let path = loaded.path.clone();
-        // Kept loaded: cudarc opens `libcuda.so.1` by name, which then finds this one even
-        // when its folder is not on the loader's path.
-        std::mem::forget(loaded.library);
-        return Ok((path, version));
-    }
-    let dirs = libraries::search_dirs();
-    Err(format!(
-        "no NVIDIA driver: libcuda.so.1 is neither on the loader's path nor in {}",
-        if dirs.is_empty() {
-            "any CUDA folder".to_string()
-        } else {
-            dirs.iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        }
-    ))
 }
 
 /// The first file of `kind` that the driver can run (its major at most `max_major`) and that
@@ -345,41 +298,4 @@ fn kernel_module_release() -> Option<String> {
     text.split_whitespace()
         .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()) && w.contains('.'))
         .map(str::to_string)
-}
-
-/// Name, memory and compute capability of GPU `ordinal` (after `cuInit`).
-fn gpu(ordinal: usize) -> Option<Gpu> {
-    use cudarc::driver::sys::CUdevice_attribute as A;
-    let dev = cudarc::driver::result::device::get(ordinal as c_int).ok()?;
-    let mut name = [0 as c_char; 256];
-    // SAFETY: `name` has the room passed; `dev` is a device of the initialised driver.
-    unsafe { cudarc::driver::sys::cuDeviceGetName(name.as_mut_ptr(), 256, dev) }
-        .result()
-        .ok()?;
-    // SAFETY: NUL-terminated by the driver within the buffer.
-    let name = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }
-        .to_string_lossy()
-        .into_owned();
-    // SAFETY: plain queries of a valid device.
-    let (memory, major, minor) = unsafe {
-        (
-            cudarc::driver::result::device::total_mem(dev).ok()?,
-            cudarc::driver::result::device::get_attribute(
-                dev,
-                A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-            )
-            .ok()?,
-            cudarc::driver::result::device::get_attribute(
-                dev,
-                A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-            )
-            .ok()?,
-        )
-    };
-    Some(Gpu {
-        ordinal,
-        name,
-        memory_bytes: memory as u64,
-        compute_capability: (major, minor),
-    })
 }
