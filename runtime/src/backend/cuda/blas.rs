@@ -3,12 +3,12 @@
 //! the calls used (`cublasCreate_v2`, `cublas[SD]gemm_v2`, `cublas[SD]gemmStridedBatched`, ...)
 //! keep their signatures in cuBLAS 12 and 13.
 
-use std::ffi::{c_int, c_void, CStr};
+use std::ffi::{c_int, c_void};
 use std::path::PathBuf;
 
 use libloading::Library;
 
-use super::libraries::Loaded;
+use super::libraries::{static_text, Loaded};
 
 type Handle = *mut c_void;
 type Status = c_int;
@@ -78,39 +78,30 @@ pub struct Blas {
 impl Blas {
     /// Binds the calls of a loaded cuBLAS; an error names the missing call.
     pub(crate) fn bind(loaded: Loaded) -> std::result::Result<Blas, String> {
-        let library = loaded.library;
-        macro_rules! symbol {
-            ($name:literal) => {
-                // SAFETY: the types above are cuBLAS's C signatures; the library outlives
-                // the pointers (kept in the same struct).
-                *unsafe { library.get(concat!($name, "\0").as_bytes()) }
-                    .map_err(|e| format!("{} lacks {}: {e}", loaded.path.display(), $name))?
-            };
+        // SAFETY: each type above is the call's C signature in cuBLAS 12 and 13; the library
+        // outlives the pointers (kept in the same struct).
+        unsafe {
+            let property: GetProperty = loaded.symbol("cublasGetProperty")?;
+            let mut version = [0; 3];
+            for (kind, slot) in version.iter_mut().enumerate() {
+                // libraryPropertyType: MAJOR_VERSION 0, MINOR_VERSION 1, PATCH_LEVEL 2.
+                property(kind as c_int, slot);
+            }
+            Ok(Blas {
+                version: (version[0], version[1], version[2]),
+                path: loaded.path.clone(),
+                create: loaded.symbol("cublasCreate_v2")?,
+                destroy: loaded.symbol("cublasDestroy_v2")?,
+                set_stream: loaded.symbol("cublasSetStream_v2")?,
+                // Absent before cuBLAS 11.4, so optional.
+                status_string: loaded.symbol("cublasGetStatusString").ok(),
+                sgemm: loaded.symbol("cublasSgemm_v2")?,
+                dgemm: loaded.symbol("cublasDgemm_v2")?,
+                sgemm_batched: loaded.symbol("cublasSgemmStridedBatched")?,
+                dgemm_batched: loaded.symbol("cublasDgemmStridedBatched")?,
+                _library: loaded.library,
+            })
         }
-        let property: GetProperty = symbol!("cublasGetProperty");
-        let mut version = [0; 3];
-        for (kind, slot) in version.iter_mut().enumerate() {
-            // libraryPropertyType: MAJOR_VERSION 0, MINOR_VERSION 1, PATCH_LEVEL 2.
-            // SAFETY: a valid out-pointer.
-            unsafe { property(kind as c_int, slot) };
-        }
-        // SAFETY: as in `symbol!`; absent before cuBLAS 11.4, so optional.
-        let status_string = unsafe { library.get::<StatusString>(b"cublasGetStatusString\0") }
-            .ok()
-            .map(|s| *s);
-        Ok(Blas {
-            version: (version[0], version[1], version[2]),
-            path: loaded.path.clone(),
-            create: symbol!("cublasCreate_v2"),
-            destroy: symbol!("cublasDestroy_v2"),
-            set_stream: symbol!("cublasSetStream_v2"),
-            status_string,
-            sgemm: symbol!("cublasSgemm_v2"),
-            dgemm: symbol!("cublasDgemm_v2"),
-            sgemm_batched: symbol!("cublasSgemmStridedBatched"),
-            dgemm_batched: symbol!("cublasDgemmStridedBatched"),
-            _library: library,
-        })
     }
 
     /// `"cuBLAS 13.0.2"`.
@@ -126,10 +117,7 @@ impl Blas {
         let text = self
             .status_string
             // SAFETY: cuBLAS returns a static string for every status.
-            .map(|f| unsafe { f(status) })
-            .filter(|p| !p.is_null())
-            // SAFETY: non-null, NUL-terminated, static.
-            .map(|p| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+            .and_then(|f| unsafe { static_text(f(status)) })
             .unwrap_or_else(|| format!("status {status}"));
         Err(format!("{}: {text}", self.describe()))
     }
@@ -202,48 +190,37 @@ pub(crate) trait BlasFloat: Copy {
     ) -> std::result::Result<(), String>;
 }
 
-impl BlasFloat for f32 {
-    unsafe fn gemm(
-        h: &BlasHandle,
-        s: GemmShape,
-        a: *const f32,
-        b: *const f32,
-        c: *mut f32,
-    ) -> std::result::Result<(), String> {
-        let (one, zero) = (1.0f32, 0.0f32);
-        let status = if s.batch == 1 {
-            (h.blas.sgemm)(
-                h.raw, OP_N, OP_N, s.m, s.n, s.k, &one, a, s.lda, b, s.ldb, &zero, c, s.ldc,
-            )
-        } else {
-            (h.blas.sgemm_batched)(
-                h.raw, OP_N, OP_N, s.m, s.n, s.k, &one, a, s.lda, s.stride_a, b, s.ldb, s.stride_b,
-                &zero, c, s.ldc, s.stride_c, s.batch,
-            )
-        };
-        h.blas.check(status)
-    }
+/// `BlasFloat` for one type through its cuBLAS calls (`S` or `D`).
+macro_rules! blas_float {
+    ($t:ty, $gemm:ident, $batched:ident) => {
+        impl BlasFloat for $t {
+            unsafe fn gemm(
+                h: &BlasHandle,
+                s: GemmShape,
+                a: *const $t,
+                b: *const $t,
+                c: *mut $t,
+            ) -> std::result::Result<(), String> {
+                let (one, zero): ($t, $t) = (1.0, 0.0);
+                // SAFETY: the caller's promise about the pointers; `h` is a live handle.
+                let status = unsafe {
+                    if s.batch == 1 {
+                        (h.blas.$gemm)(
+                            h.raw, OP_N, OP_N, s.m, s.n, s.k, &one, a, s.lda, b, s.ldb, &zero, c,
+                            s.ldc,
+                        )
+                    } else {
+                        (h.blas.$batched)(
+                            h.raw, OP_N, OP_N, s.m, s.n, s.k, &one, a, s.lda, s.stride_a, b, s.ldb,
+                            s.stride_b, &zero, c, s.ldc, s.stride_c, s.batch,
+                        )
+                    }
+                };
+                h.blas.check(status)
+            }
+        }
+    };
 }
 
-impl BlasFloat for f64 {
-    unsafe fn gemm(
-        h: &BlasHandle,
-        s: GemmShape,
-        a: *const f64,
-        b: *const f64,
-        c: *mut f64,
-    ) -> std::result::Result<(), String> {
-        let (one, zero) = (1.0f64, 0.0f64);
-        let status = if s.batch == 1 {
-            (h.blas.dgemm)(
-                h.raw, OP_N, OP_N, s.m, s.n, s.k, &one, a, s.lda, b, s.ldb, &zero, c, s.ldc,
-            )
-        } else {
-            (h.blas.dgemm_batched)(
-                h.raw, OP_N, OP_N, s.m, s.n, s.k, &one, a, s.lda, s.stride_a, b, s.ldb, s.stride_b,
-                &zero, c, s.ldc, s.stride_c, s.batch,
-            )
-        };
-        h.blas.check(status)
-    }
-}
+blas_float!(f32, sgemm, sgemm_batched);
+blas_float!(f64, dgemm, dgemm_batched);

@@ -6,10 +6,8 @@
 use std::ffi::{c_char, c_int, c_uint, CStr};
 use std::path::PathBuf;
 
+use super::libraries::{self, static_text, Kind, Loaded};
 use cudarc::driver::sys::CUdevice_attribute;
-use libloading::Library;
-
-use super::libraries::{self, Kind};
 
 type Status = c_int;
 type GetVersion = unsafe extern "C" fn(*mut c_int) -> Status;
@@ -40,7 +38,7 @@ pub(crate) struct Driver {
     pub(crate) path: PathBuf,
     /// `cuDriverGetVersion`: 13000 for CUDA 13.0.
     pub(crate) version: i32,
-    library: Library,
+    loaded: Loaded,
 }
 
 impl Driver {
@@ -50,9 +48,8 @@ impl Driver {
             let Ok(loaded) = libraries::load(&candidate) else {
                 continue;
             };
-            // SAFETY: the driver API's signature.
-            let Ok(get_version) =
-                (unsafe { loaded.library.get::<GetVersion>(b"cuDriverGetVersion\0") })
+            // SAFETY: the driver API's signature; used while `loaded` lives.
+            let Ok(get_version) = (unsafe { loaded.symbol::<GetVersion>("cuDriverGetVersion") })
             else {
                 continue;
             };
@@ -62,9 +59,9 @@ impl Driver {
                 continue;
             }
             return Ok(Driver {
-                path: loaded.path,
+                path: loaded.path.clone(),
                 version,
-                library: loaded.library,
+                loaded,
             });
         }
         let dirs = libraries::search_dirs();
@@ -82,11 +79,9 @@ impl Driver {
     }
 
     fn call<T: Copy>(&self, name: &str) -> std::result::Result<T, String> {
-        let symbol = format!("{name}\0");
-        // SAFETY: each caller names the call with its driver API signature as `T`.
-        unsafe { self.library.get::<T>(symbol.as_bytes()) }
-            .map(|s| *s)
-            .map_err(|_| format!("the driver at {} lacks {name}", self.path.display()))
+        // SAFETY: each caller names the call with its driver API signature as `T`; the
+        // library lives as long as `self`.
+        unsafe { self.loaded.symbol(name) }.map_err(|why| format!("the driver at {why}"))
     }
 
     /// `CUDA_ERROR_NO_DEVICE (100)`, as the driver names a status.
@@ -94,13 +89,10 @@ impl Driver {
         let name = self.call::<ErrorName>("cuGetErrorName").ok().and_then(|f| {
             let mut text: *const c_char = std::ptr::null();
             // SAFETY: a valid out-pointer; the driver returns a static string.
-            (unsafe { f(status, &mut text) } == 0 && !text.is_null())
-                // SAFETY: non-null, NUL-terminated, static.
-                .then(|| {
-                    unsafe { CStr::from_ptr(text) }
-                        .to_string_lossy()
-                        .into_owned()
-                })
+            // SAFETY: as above; `static_text` checks for null.
+            (unsafe { f(status, &mut text) } == 0)
+                .then(|| unsafe { static_text(text) })
+                .flatten()
         });
         match name {
             Some(name) => format!("{name} ({status})"),

@@ -197,6 +197,34 @@ pub(crate) struct Loaded {
     pub(crate) path: PathBuf,
 }
 
+impl Loaded {
+    /// The call `name` of the library, or an error naming the file and the call.
+    ///
+    /// # Safety
+    /// `T` is the call's C signature, and the value is used only while `self.library` is
+    /// loaded (callers keep the library beside the pointers).
+    pub(crate) unsafe fn symbol<T: Copy>(&self, name: &str) -> std::result::Result<T, String> {
+        let symbol = format!("{name}\0");
+        // SAFETY: the caller's promise.
+        unsafe { self.library.get::<T>(symbol.as_bytes()) }
+            .map(|s| *s)
+            .map_err(|_| format!("{} lacks {name}", self.path.display()))
+    }
+}
+
+/// The text of a static string a CUDA library returned (an error's name); `None` for null.
+///
+/// # Safety
+/// `text` is null or points to a NUL-terminated string that outlives the call.
+pub(crate) unsafe fn static_text(text: *const std::ffi::c_char) -> Option<String> {
+    // SAFETY: the caller's promise; null is checked.
+    (!text.is_null()).then(|| {
+        unsafe { std::ffi::CStr::from_ptr(text) }
+            .to_string_lossy()
+            .into_owned()
+    })
+}
+
 /// Opens `candidate`. A library found in a folder of its own gets the libraries it opens by
 /// name loaded first from the same folder (cuBLAS needs cuBLASLt; NVRTC opens its builtins
 /// when it compiles), since that folder may not be on the loader's path: once a library is

@@ -10,7 +10,7 @@
 //! line in `tensorbook clients`, never an error.
 
 use std::collections::HashMap;
-use std::ffi::{c_char, c_int, CStr};
+use std::ffi::{c_char, c_int};
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::sys::CUdeviceptr;
@@ -68,7 +68,7 @@ fn load() -> std::result::Result<Nccl, String> {
     let mut tried = Vec::new();
     for candidate in libraries::candidates(Kind::Nccl) {
         match libraries::load(&candidate) {
-            Ok(loaded) => return bind(loaded.library, &loaded.path.display().to_string()),
+            Ok(loaded) => return bind(loaded),
             Err(e) => tried.push(e),
         }
     }
@@ -83,19 +83,12 @@ fn load() -> std::result::Result<Nccl, String> {
     ))
 }
 
-fn bind(library: Library, name: &str) -> std::result::Result<Nccl, String> {
-    // Each symbol is looked up with the signature of NCCL 2's C API.
-    macro_rules! symbol {
-        ($name:literal) => {
-            *library
-                .get(concat!($name, "\0").as_bytes())
-                .map_err(|e| format!("NCCL lacks {}: {e}", $name))?
-        };
-    }
+fn bind(loaded: libraries::Loaded) -> std::result::Result<Nccl, String> {
+    let name = loaded.path.display().to_string();
     // SAFETY: the types above are NCCL 2's signatures; the library outlives the pointers
     // (it is kept in the same struct).
     unsafe {
-        let get_version: GetVersion = symbol!("ncclGetVersion");
+        let get_version: GetVersion = loaded.symbol("ncclGetVersion")?;
         let mut version: c_int = 0;
         let description = if get_version(&mut version) == ncclResult_t::ncclSuccess {
             // NCCL 2.x encodes major*10000 + minor*100 + patch.
@@ -110,13 +103,13 @@ fn bind(library: Library, name: &str) -> std::result::Result<Nccl, String> {
         };
         Ok(Nccl {
             description,
-            comm_init_all: symbol!("ncclCommInitAll"),
-            all_reduce: symbol!("ncclAllReduce"),
-            group_start: symbol!("ncclGroupStart"),
-            group_end: symbol!("ncclGroupEnd"),
-            comm_destroy: symbol!("ncclCommDestroy"),
-            error_string: symbol!("ncclGetErrorString"),
-            _library: library,
+            comm_init_all: loaded.symbol("ncclCommInitAll")?,
+            all_reduce: loaded.symbol("ncclAllReduce")?,
+            group_start: loaded.symbol("ncclGroupStart")?,
+            group_end: loaded.symbol("ncclGroupEnd")?,
+            comm_destroy: loaded.symbol("ncclCommDestroy")?,
+            error_string: loaded.symbol("ncclGetErrorString")?,
+            _library: loaded.library,
         })
     }
 }
@@ -128,14 +121,8 @@ impl Nccl {
             return Ok(());
         }
         // SAFETY: NCCL returns a static string for every result code.
-        let message = unsafe {
-            let text = (self.error_string)(result);
-            if text.is_null() {
-                format!("{result:?}")
-            } else {
-                CStr::from_ptr(text).to_string_lossy().into_owned()
-            }
-        };
+        let message = unsafe { libraries::static_text((self.error_string)(result)) }
+            .unwrap_or_else(|| format!("{result:?}"));
         Err(Error::Device {
             op,
             device,

@@ -6,12 +6,12 @@
 //! a CUBIN loads on any driver of its major, while PTX from an NVRTC newer than the driver
 //! does not load at all (`CUDA_ERROR_UNSUPPORTED_PTX_VERSION`).
 
-use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::PathBuf;
 
 use libloading::Library;
 
-use super::libraries::Loaded;
+use super::libraries::{static_text, Loaded};
 
 type Program = *mut c_void;
 type Status = c_int;
@@ -83,34 +83,28 @@ pub struct Nvrtc {
 impl Nvrtc {
     /// Binds the calls of a loaded NVRTC; an error names the missing call.
     pub(crate) fn bind(loaded: Loaded) -> std::result::Result<Nvrtc, String> {
-        let library = loaded.library;
-        macro_rules! symbol {
-            ($name:literal) => {
-                // SAFETY: the types above are NVRTC's C signatures; the library outlives
-                // the pointers (kept in the same struct).
-                *unsafe { library.get(concat!($name, "\0").as_bytes()) }
-                    .map_err(|e| format!("{} lacks {}: {e}", loaded.path.display(), $name))?
-            };
+        // SAFETY: each type above is the call's C signature; the library outlives the
+        // pointers (kept in the same struct).
+        unsafe {
+            let version_fn: Version = loaded.symbol("nvrtcVersion")?;
+            let (mut major, mut minor) = (0, 0);
+            version_fn(&mut major, &mut minor);
+            Ok(Nvrtc {
+                version: (major, minor),
+                path: loaded.path.clone(),
+                create: loaded.symbol("nvrtcCreateProgram")?,
+                compile: loaded.symbol("nvrtcCompileProgram")?,
+                log_size: loaded.symbol("nvrtcGetProgramLogSize")?,
+                log: loaded.symbol("nvrtcGetProgramLog")?,
+                ptx_size: loaded.symbol("nvrtcGetPTXSize")?,
+                ptx: loaded.symbol("nvrtcGetPTX")?,
+                cubin_size: loaded.symbol("nvrtcGetCUBINSize")?,
+                cubin: loaded.symbol("nvrtcGetCUBIN")?,
+                destroy: loaded.symbol("nvrtcDestroyProgram")?,
+                error_string: loaded.symbol("nvrtcGetErrorString")?,
+                _library: loaded.library,
+            })
         }
-        let version_fn: Version = symbol!("nvrtcVersion");
-        let (mut major, mut minor) = (0, 0);
-        // SAFETY: two valid out-pointers.
-        unsafe { version_fn(&mut major, &mut minor) };
-        Ok(Nvrtc {
-            version: (major, minor),
-            path: loaded.path.clone(),
-            create: symbol!("nvrtcCreateProgram"),
-            compile: symbol!("nvrtcCompileProgram"),
-            log_size: symbol!("nvrtcGetProgramLogSize"),
-            log: symbol!("nvrtcGetProgramLog"),
-            ptx_size: symbol!("nvrtcGetPTXSize"),
-            ptx: symbol!("nvrtcGetPTX"),
-            cubin_size: symbol!("nvrtcGetCUBINSize"),
-            cubin: symbol!("nvrtcGetCUBIN"),
-            destroy: symbol!("nvrtcDestroyProgram"),
-            error_string: symbol!("nvrtcGetErrorString"),
-            _library: library,
-        })
     }
 
     /// `"NVRTC 13.0"`.
@@ -123,14 +117,8 @@ impl Nvrtc {
             return Ok(());
         }
         // SAFETY: NVRTC returns a static string for every status.
-        let text = unsafe {
-            let p = (self.error_string)(status);
-            if p.is_null() {
-                format!("status {status}")
-            } else {
-                CStr::from_ptr(p).to_string_lossy().into_owned()
-            }
-        };
+        let text = unsafe { static_text((self.error_string)(status)) }
+            .unwrap_or_else(|| format!("status {status}"));
         Err(format!("{} {what}: {text}", self.describe()))
     }
 
