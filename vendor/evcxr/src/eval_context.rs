@@ -1193,6 +1193,9 @@ impl EvalContext {
             }
             if line == PANIC_NOTIFICATION {
                 got_panic = true;
+                // tensorbook patch 17: the caller learns that the cell unwound out of its
+                // boundary (a panic the cell caught prints a report but no notification).
+                let _ = self.stdout_sender.send(line);
             } else if line == FINAL_VALUE_MARKER {
                 in_final_value = true;
             } else if line.starts_with(evcxr_input::GET_CMD) {
@@ -1225,6 +1228,8 @@ impl EvalContext {
                     }
                     if line == PANIC_NOTIFICATION {
                         got_panic = true;
+                        // tensorbook patch 17, as above.
+                        let _ = self.stdout_sender.send(line);
                         break;
                     }
                     if !content.is_empty() {
