@@ -6,15 +6,19 @@
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 
-use tensorbook::contract::markers::{PARTIAL_LINE, USER_ERROR, USER_ERROR_FOLLOWS};
+use tensorbook::contract::markers::{
+    EVCXR_PANIC_NOTIFICATION, PARTIAL_LINE, USER_ERROR, USER_ERROR_FOLLOWS,
+};
 use tensorbook::contract::session_command;
 use tensorbook::contract::variables::{self, TensorDescription};
 
 use super::{Output, OutputSink, Stream};
 
-/// A panic seen on the evaluation process's stderr: evcxr reports a panicking cell as a
-/// success with a backtrace on stderr, so the kernel recognises the panic message and turns it
-/// into the cell's error (the backtrace frames are evcxr's own, and are dropped).
+/// A panic report seen on the evaluation process's stderr (the panic hook's lines; backtrace
+/// frames are evcxr's own, and are dropped). Whether it fails the cell is decided by the cell's
+/// boundary, not by the report: a panic the cell or the runtime caught (`catch_unwind`, a
+/// joined thread, a serving's partition) is shown as the cell's stderr, and only a panic that
+/// unwound out of the cell (evcxr's notification on stdout) becomes the cell's error.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PanicReport {
     /// `thread '...' panicked at src/lib.rs:3:1:`
@@ -26,8 +30,13 @@ pub struct PanicReport {
 /// What the evaluation process's stderr said about the current cell, beyond what is shown.
 #[derive(Default)]
 pub(crate) struct CellReport {
-    /// The cell panicked.
+    /// The cell panicked: set at the cell's end, from the boundary's notification and the
+    /// last report (see [`PanicReport`]).
     pub panic: Option<PanicReport>,
+    /// Panic reports of this cell not yet shown or made the error, oldest first.
+    pub panics: Vec<PanicReport>,
+    /// evcxr said the cell's code unwound out of the cell.
+    pub unwound: bool,
     /// The cell returned an `Err` through `?`: the stderr lines the cell printed up to then
     /// (evcxr prints the error just before its marker).
     pub user_error: Option<Vec<String>>,
@@ -61,7 +70,7 @@ impl StderrFilter {
     fn line(&mut self, line: String, report: &Mutex<CellReport>) -> Option<String> {
         let mut report = report.lock().unwrap_or_else(|e| e.into_inner());
         let report = &mut *report;
-        let slot = &mut report.panic;
+        let slot = &mut report.panics;
         match self.state {
             StderrState::Normal if line == USER_ERROR => {
                 report.user_error = Some(report.stderr.clone());
@@ -70,7 +79,7 @@ impl StderrFilter {
             StderrState::Normal
                 if line.starts_with("thread '") && line.contains(" panicked at ") =>
             {
-                *slot = Some(PanicReport {
+                slot.push(PanicReport {
                     location: line,
                     message: Vec::new(),
                 });
@@ -92,7 +101,7 @@ impl StderrFilter {
                 None
             }
             StderrState::Message => {
-                if let Some(report) = slot.as_mut() {
+                if let Some(report) = slot.last_mut() {
                     report.message.push(line);
                 }
                 None
@@ -110,6 +119,10 @@ impl StderrFilter {
 /// Passes a stdout line on: a content block as display data, the kernel's own `:vars`
 /// description to the report, anything else as text.
 fn stdout_line(line: String, report: &Mutex<CellReport>, sink: &OutputSink) {
+    if line == EVCXR_PANIC_NOTIFICATION {
+        report.lock().unwrap_or_else(|e| e.into_inner()).unwound = true;
+        return;
+    }
     if line == USER_ERROR_FOLLOWS {
         report
             .lock()
@@ -212,12 +225,37 @@ pub(crate) fn forward(
                         }
                     }
                     err.release(&sink);
+                    settle_panics(&report, &sink);
                     let _ = ack.send(());
                 }
                 default(HeldStderr::WAIT) => {}
             }
         }
     });
+}
+
+/// At a cell's end: when the cell unwound, its last panic report is the cell's error (or a
+/// report without text, when a hook of the cell's printed none); every other report was a
+/// panic something caught, and is shown as the stderr it was.
+fn settle_panics(report: &Mutex<CellReport>, sink: &OutputSink) {
+    let mut report = report.lock().unwrap_or_else(|e| e.into_inner());
+    let mut panics = std::mem::take(&mut report.panics);
+    if std::mem::take(&mut report.unwound) {
+        report.panic = Some(panics.pop().unwrap_or_else(|| PanicReport {
+            location: "the cell panicked (the panic hook printed no report)".into(),
+            message: Vec::new(),
+        }));
+    }
+    drop(report);
+    for caught in panics {
+        let mut text = caught.location;
+        text.push('\n');
+        for line in caught.message {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        sink(Output::Text(Stream::Stderr, text));
+    }
 }
 
 /// How long a flush waits for a `?` error's stderr marker that stdout announced.
@@ -318,9 +356,68 @@ mod tests {
             .filter_map(|l| filter.line(l.to_string(), &report))
             .collect();
         assert_eq!(shown, vec!["before", "after"]);
-        let panic = report.lock().unwrap().panic.clone().unwrap();
+        let panic = report.lock().unwrap().panics.last().cloned().unwrap();
         assert_eq!(panic.location, lines[1]);
         assert_eq!(panic.message, vec!["index out of bounds"]);
+    }
+
+    fn panic_lines(err: &crossbeam_channel::Sender<String>, message: &str) {
+        err.send("thread 'main' panicked at src/lib.rs:3:1:".into())
+            .unwrap();
+        err.send(message.into()).unwrap();
+        err.send(
+            "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace".into(),
+        )
+        .unwrap();
+    }
+
+    /// Runs one cell's output through `forward`: stderr's panic reports, and whether evcxr
+    /// said the cell unwound; returns what was shown and the cell's panic.
+    fn one_cell(reports: &[&str], unwound: bool) -> (Vec<Output>, Option<PanicReport>) {
+        let (sink, seen) = recorder();
+        let report = Arc::new(Mutex::new(CellReport::default()));
+        let (out_tx, out_rx) = crossbeam_channel::unbounded();
+        let (err_tx, err_rx) = crossbeam_channel::unbounded();
+        let (flush_tx, flush_rx) = crossbeam_channel::unbounded();
+        forward(out_rx, err_rx, flush_rx, sink, Arc::clone(&report));
+        for message in reports {
+            panic_lines(&err_tx, message);
+        }
+        out_tx.send("caught true".into()).unwrap();
+        if unwound {
+            out_tx.send(EVCXR_PANIC_NOTIFICATION.into()).unwrap();
+        }
+        thread::sleep(std::time::Duration::from_millis(30));
+        let (ack_tx, ack_rx) = mpsc::channel();
+        flush_tx.send(ack_tx).unwrap();
+        ack_rx.recv().unwrap();
+        let panic = report.lock().unwrap().panic.clone();
+        let shown = seen.lock().unwrap().clone();
+        (shown, panic)
+    }
+
+    #[test]
+    fn a_caught_panic_is_output_and_leaves_the_cell_ok() {
+        let (shown, panic) = one_cell(&["x"], false);
+        assert_eq!(panic, None);
+        assert!(shown.contains(&Output::Text(
+            Stream::Stderr,
+            "thread 'main' panicked at src/lib.rs:3:1:\nx\n".into()
+        )));
+        assert!(shown.contains(&Output::Text(Stream::Stdout, "caught true\n".into())));
+    }
+
+    #[test]
+    fn the_panic_that_unwound_out_of_the_cell_is_its_error() {
+        let (shown, panic) = one_cell(&["caught earlier", "the last"], true);
+        assert_eq!(panic.unwrap().message, vec!["the last"]);
+        let texts: Vec<&Output> = shown
+            .iter()
+            .filter(|o| matches!(o, Output::Text(Stream::Stderr, _)))
+            .collect();
+        assert_eq!(texts.len(), 1, "{shown:?}");
+        let (_, panic) = one_cell(&[], true);
+        assert!(panic.unwrap().location.contains("no report"));
     }
 
     #[test]

@@ -30,6 +30,10 @@ pub const EVCXR_ERROR_OCCURRED: &str = "EVCXR_ERROR_OCCURRED";
 /// evcxr: printed (with the variable's name after it) when a stored variable's type was
 /// redefined.
 pub const EVCXR_VARIABLE_CHANGED_TYPE: &str = "EVCXR_VARIABLE_CHANGED_TYPE:";
+/// evcxr: printed on stdout when the cell's code unwound out of the cell (a panic nothing in the
+/// cell caught); the vendored evcxr passes it on (patch 17). A panic the cell or the runtime
+/// caught prints its report on stderr but not this.
+pub const EVCXR_PANIC_NOTIFICATION: &str = "EVCXR_PANIC_NOTIFICATION";
 /// evcxr: printed on stdout after every cell.
 pub const EVCXR_EXECUTION_COMPLETE: &str = "EVCXR_EXECUTION_COMPLETE";
 
