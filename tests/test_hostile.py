@@ -153,6 +153,32 @@ def test_deep_requests_other_than_cells(session):
     assert_session_intact(km, kc)
 
 
+ISSUE_47_REQUESTS = {
+    # Item keywords inside a type or an expression once reset the depth estimate: 800 KB of
+    # text was admitted, and syn's recursion overflowed the kernel's stack.
+    "fn types": "let f: " + "fn() -> " * 100_000 + "i32 = g;",
+    "static closures": "let d = " + "static || " * 100_000 + "1;",
+    "closures with commas": "let d = " + "|a, b| " * 100_000 + "1;",
+    "generic arguments": "let d: " + "HashMap<i32, " * 60_000 + "i32" + ">" * 60_000 + " = x;",
+}
+
+
+@pytest.mark.parametrize("what", list(ISSUE_47_REQUESTS))
+def test_deep_constructs_of_every_kind_get_replies(session, what):
+    """is_complete, completion, inspection and execution of each: replies, and the session's
+    variables are still there."""
+    km, kc = session
+    code = ISSUE_47_REQUESTS[what]
+    assert len(code) < MAX_CELL_BYTES
+    assert shell_reply(kc, kc.is_complete(code))["content"]["status"] == "invalid"
+    for msg_id in (kc.complete(code, len(code)), kc.inspect(code, 20)):
+        reply = shell_reply(kc, msg_id)["content"]
+        assert reply["status"] == "error" and str(MAX_NESTING) in reply["evalue"], reply
+    error = error_of(*run_cell(kc, code))
+    assert error["ename"] == "CellTooDeep", error
+    assert_session_intact(km, kc)
+
+
 def test_a_cell_of_megabytes_is_refused_at_once(session):
     km, kc = session
     code = "let big = 1;\n" * 400_000

@@ -28,6 +28,67 @@ def test_a_panicking_cell_that_used_the_tensor(session):
     assert_kept(kc)
 
 
+CAUGHT = {
+    "catch_unwind": 'let caught = std::panic::catch_unwind(|| { panic!("caught here") }).is_err();\n'
+                    'println!("caught {caught}");',
+    "joined thread": 'let caught = std::thread::spawn(|| { panic!("caught here") }).join().is_err();\n'
+                     'println!("caught {caught}");',
+}
+
+
+def stderr_of(outputs):
+    return "".join(m["content"]["text"] for m in outputs
+                   if m["msg_type"] == "stream" and m["content"]["name"] == "stderr")
+
+
+@pytest.mark.parametrize("how", list(CAUGHT))
+def test_a_panic_the_cell_catches_leaves_it_ok(session, how):
+    """The cell's outcome is decided at its boundary: a panic caught inside it is output (the
+    panic hook's report, as plain Rust shows it), not the cell's failure."""
+    _, kc = session
+    reply, outputs = run_cell(kc, CAUGHT[how])
+    assert reply["content"]["status"] == "ok", reply["content"]
+    assert "caught true" in stdout_of(outputs), outputs
+    assert "panicked" in stderr_of(outputs) and "caught here" in stderr_of(outputs), outputs
+    assert not [m for m in outputs if m["msg_type"] == "error"], outputs
+    assert_kept(kc)
+
+
+def test_a_panic_after_a_caught_one_is_the_cells_error(session):
+    _, kc = session
+    code = CAUGHT["catch_unwind"] + '\npanic!("not caught");'
+    content = error_of(*run_cell(kc, code))
+    assert content["ename"] == "Panic" and "not caught" in content["evalue"], content
+    assert "caught here" not in content["evalue"], content
+    assert_kept(kc)
+
+
+def test_a_serving_whose_partition_panics_returns_an_error_the_cell_handles(session):
+    """A partition's panic is that device's error (Serving's documented contract); a cell that
+    handles the error is ok."""
+    _, kc = session
+    code = '''tensorbook::set_sim_device_count(2);
+let flaky = Serving::new(|x: &Tensor| {
+    if x.device() == Device::sim(1) {
+        panic!("partition sim:1 fails");
+    }
+    x.add(1.0)
+})
+.partitioned_over(&[Device::sim(0), Device::sim(1)])
+.batch_size(2);
+let input = Tensor::iota(DType::F32, &[4, 1], None)?;
+match flaky.run(&input) {
+    Ok(_) => println!("no error"),
+    Err(e) => println!("handled: {e}"),
+}'''
+    reply, outputs = run_cell(kc, code)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    out = stdout_of(outputs)
+    assert "handled:" in out and "sim:1" in out, outputs
+    assert "partition sim:1 fails" in stderr_of(outputs), outputs
+    assert_kept(kc)
+
+
 def test_a_cell_that_fails_to_compile(session):
     _, kc = session
     content = error_of(*run_cell(kc, "let wrong: i32 = kept;"))
