@@ -377,6 +377,57 @@ fn ties_share_the_gradient_as_in_nx() {
     assert_eq!(g[0].to_vec::<f64>().unwrap(), vec![1.0, 1.0, 1.0, 0.5]);
 }
 
+/// Nx and JAX: the slope of a product at each element is the product of the others, zeros
+/// included (it was NaN at a zero, from out / x).
+#[test]
+fn a_product_at_zeros_has_the_product_of_the_others() {
+    for device in devices() {
+        let product = grad(|x: &Tensor| x.product(None, false));
+        for (values, expected) in [
+            (vec![0.0, 2.0, 3.0], vec![6.0, 0.0, 0.0]),
+            (vec![0.0, 0.0, 3.0], vec![0.0, 0.0, 0.0]),
+            (vec![1.5, 2.0, -4.0], vec![-8.0, -6.0, 3.0]),
+        ] {
+            let x = on(device).from_slice(&values, &[3]).unwrap();
+            let g = product.call(&x).unwrap();
+            assert_eq!(
+                g[0].to_vec::<f64>().unwrap(),
+                expected,
+                "{device} {values:?}"
+            );
+        }
+        // Along an axis: each row on its own.
+        let x = on(device)
+            .from_slice(&[0.0, 2.0, 3.0, 1.0, 0.0, 0.0], &[2, 3])
+            .unwrap();
+        let g = grad(|x: &Tensor| x.product(Some(&[1]), false)?.sum(None, false))
+            .call(&x)
+            .unwrap();
+        assert_eq!(
+            g[0].to_vec::<f64>().unwrap(),
+            vec![6.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+            "{device}"
+        );
+    }
+}
+
+/// `g.call(&[x, w])`, a user's first try with two arguments, and the other array forms.
+// The borrowed forms are what users write; each must compile.
+#[allow(clippy::needless_borrows_for_generic_args)]
+#[test]
+fn arrays_of_tensors_are_arguments() {
+    let x = f64s(&[1.0, 2.0], &[2]);
+    let w = f64s(&[3.0, 4.0], &[2]);
+    let g = grad(|x: &Tensor, w: &Tensor| x.multiply(w)?.sum(None, false));
+    let by_ref = g.call(&[x.clone(), w.clone()]).unwrap();
+    let by_value = g.call([x.clone(), w.clone()]).unwrap();
+    let refs = g.call(&[&x, &w]).unwrap();
+    for result in [by_ref, by_value, refs] {
+        assert_eq!(result[0].to_vec::<f64>().unwrap(), vec![3.0, 4.0]);
+        assert_eq!(result[1].to_vec::<f64>().unwrap(), vec![1.0, 2.0]);
+    }
+}
+
 #[test]
 fn casts_and_integers_follow_nx() {
     // Through as_type the gradient comes back in the argument's dtype.

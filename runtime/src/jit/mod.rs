@@ -185,7 +185,8 @@ fn arity_error(expected: usize, got: usize) -> Error {
 }
 
 /// The arguments of a call: `&t`, a tuple of up to four `&Tensor`, `&[Tensor]`, `&[&Tensor]`,
-/// an array of `&Tensor`, or a `Vec` of either.
+/// an array of `Tensor` or `&Tensor` (by value or by reference: `g.call(&[x, w])`), or a `Vec`
+/// of tensors.
 pub trait JitArgs {
     /// The tensors, cloned (cheap: tensors share their memory).
     fn tensors(self) -> Vec<Tensor>;
@@ -227,6 +228,21 @@ impl JitArgs for &[&Tensor] {
     }
 }
 impl<const N: usize> JitArgs for [&Tensor; N] {
+    fn tensors(self) -> Vec<Tensor> {
+        self.iter().map(|t| (*t).clone()).collect()
+    }
+}
+impl<const N: usize> JitArgs for &[Tensor; N] {
+    fn tensors(self) -> Vec<Tensor> {
+        self.to_vec()
+    }
+}
+impl<const N: usize> JitArgs for [Tensor; N] {
+    fn tensors(self) -> Vec<Tensor> {
+        self.into()
+    }
+}
+impl<const N: usize> JitArgs for &[&Tensor; N] {
     fn tensors(self) -> Vec<Tensor> {
         self.iter().map(|t| (*t).clone()).collect()
     }

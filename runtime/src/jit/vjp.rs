@@ -270,9 +270,24 @@ fn reduce(
     let out = site.result.reshape(&kept)?;
     match op {
         ReduceOp::Sum => g.broadcast(shape),
-        // Exact away from zeros; at a zero of x the product's slope is the product of the
-        // others, which x/x cannot give (documented: use exp(sum(log)) or a custom rule).
-        ReduceOp::Product => g.multiply(&out)?.divide(&x),
+        // Nx's rule: the slope at each element is the product of the others. Without zeros
+        // that is out / x; with one zero it is the product of the non-zeros at the zero and
+        // 0 elsewhere; with two or more it is 0 everywhere. Written without a division by a
+        // zero, so no NaN or infinity appears to be masked away.
+        ReduceOp::Product => {
+            let dt = g.dtype();
+            let axes: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
+            let zero = mask(x.equal(0.0)?, dt)?;
+            // x with every zero replaced by 1: its product is that of the non-zeros.
+            let nonzero = x.add(&zero)?;
+            let others = nonzero.product(Some(&axes), true)?;
+            let zeros = zero.sum(Some(&axes), true)?;
+            let none = mask(zeros.equal(0.0)?, dt)?;
+            let one = mask(zeros.equal(1.0)?, dt)?;
+            let without_zeros = others.divide(&nonzero)?.multiply(&none)?;
+            let at_the_zero = zero.multiply(&others)?.multiply(&one)?;
+            g.multiply(&without_zeros.add(&at_the_zero)?)
+        }
         ReduceOp::Max | ReduceOp::Min => {
             // Nx's tie rule: the gradient is shared equally by every element equal to the
             // extremum.
