@@ -42,6 +42,18 @@ impl Progress for Bar {
     }
 }
 
+/// A report whose results disagree is a failed run (the table was printed first).
+fn verdict(report: &bench::Report) -> Result<(), String> {
+    if report.disagreements.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the results disagree: {}",
+            report.disagreements.join("; ")
+        ))
+    }
+}
+
 /// Runs `tensorbook bench ...`.
 pub fn run(what: BenchWhat) -> Result<(), String> {
     match what {
@@ -84,7 +96,7 @@ pub fn run(what: BenchWhat) -> Result<(), String> {
                 std::fs::write(&path, chart)
                     .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             }
-            Ok(())
+            verdict(&report)
         }
         BenchWhat::Ops {
             devices,
@@ -378,5 +390,26 @@ impl Drop for NumpyServer {
         // Closing stdin ends the script's loop; kill covers a script stuck in a run.
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_disagreement_fails_the_run() {
+        let mut report = bench::Report {
+            title: "matmul".into(),
+            rows: Vec::new(),
+            notes: vec!["host:0 agrees with binary".into()],
+            disagreements: Vec::new(),
+        };
+        assert!(verdict(&report).is_ok());
+        report
+            .disagreements
+            .push("cuda:0 DISAGREES with binary: max |difference| = 1".into());
+        let error = verdict(&report).unwrap_err();
+        assert!(error.contains("cuda:0 DISAGREES with binary"), "{error}");
     }
 }

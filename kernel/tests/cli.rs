@@ -339,9 +339,22 @@ fn bench_train_sets_jax_beside_host_eager_and_jit() {
         "--json",
     ]);
     let labels = row_labels(&v);
+    // The host rows are measured (a skipped row alone must not satisfy this).
+    let measured: Vec<&str> = v["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r["median_ms"].is_number())
+        .filter_map(|r| r["label"].as_str())
+        .collect();
     assert!(
-        labels.contains(&"sgd step 784-50-10 x500 eager")
-            && labels.contains(&"sgd step 784-50-10 x500 jit"),
+        measured.contains(&"sgd step 784-50-10 x500 eager @ host:0")
+            && measured.contains(&"sgd step 784-50-10 x500 jit @ host:0"),
+        "{v}"
+    );
+    assert!(
+        labels.contains(&"sgd step 784-50-10 x500 eager @ cuda:0")
+            && labels.contains(&"sgd step 784-50-10 x500 jit @ cuda:0"),
         "{v}"
     );
     assert!(

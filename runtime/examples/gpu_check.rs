@@ -329,5 +329,11 @@ fn matmul_rows(gpu: Device) -> Step {
     };
     let report = bench::matmul(&bench, &mut Silent)?;
     println!("{}", report.table());
+    if !report.disagreements.is_empty() {
+        return Err(tensorbook::Error::InvalidArgument {
+            op: "bench matmul",
+            message: format!("the products disagree: {}", report.disagreements.join("; ")),
+        });
+    }
     Ok(report.to_json())
 }

@@ -212,6 +212,10 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// Remarks under the table (e.g. whether the results agree).
     pub notes: Vec<String>,
+    /// The checks of results that failed (a device whose result is outside the stated
+    /// tolerance of the reference's), each as a sentence; a tool that prints the report exits
+    /// with an error when there is any.
+    pub disagreements: Vec<String>,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -399,7 +403,12 @@ impl Report {
                 }
             })
             .collect();
-        serde_json::json!({ "title": self.title, "rows": rows, "notes": self.notes })
+        serde_json::json!({
+            "title": self.title,
+            "rows": rows,
+            "notes": self.notes,
+            "disagreements": self.disagreements,
+        })
     }
 }
 
@@ -460,13 +469,69 @@ impl Default for MatmulBench {
     }
 }
 
+/// How far two computations of one product may be apart, relative to the sum of the absolute
+/// values of the terms of each element (`|a| . |b|`): twice the rounding bound of a sum of `k`
+/// products in f64 (`2 k u`, room for k up to ~70,000); in f32, 2^-10, which also admits a GPU's
+/// TF32 products (10-bit mantissas) and sums of up to ~8,000 terms.
+pub fn matmul_tolerance(dtype: DType) -> f64 {
+    match dtype {
+        DType::F64 => 2f64.powi(-36),
+        _ => 2f64.powi(-10),
+    }
+}
+
+/// The agreement of a device's product with the reference's: a note, and whether every
+/// element is within `tolerance * scale` of the reference (`scale` is `|a| . |b|`, element by
+/// element).
+pub fn matmul_agreement(
+    device: Device,
+    reference: (Device, &[f64]),
+    scale: &[f64],
+    values: &[f64],
+    tolerance: f64,
+) -> (String, bool) {
+    let (ref_device, ref_values) = reference;
+    let mut diff = 0.0f64;
+    let mut worst = 0.0f64;
+    let mut agrees = ref_values.len() == values.len();
+    for ((r, v), s) in ref_values.iter().zip(values).zip(scale) {
+        let d = (r - v).abs();
+        diff = diff.max(d);
+        // NaN never agrees (it is within no bound).
+        let within = d <= tolerance * s.max(f64::MIN_POSITIVE);
+        if !within {
+            agrees = false;
+        }
+        if s.is_finite() && *s > 0.0 {
+            worst = worst.max(d / s);
+        } else if d > 0.0 || d.is_nan() {
+            worst = f64::INFINITY;
+        }
+    }
+    let verdict = if agrees {
+        "agrees with"
+    } else {
+        "DISAGREES with"
+    };
+    (
+        format!(
+            "{device} {verdict} {ref_device}: max |difference| = {diff:.3e}, {worst:.1e} of \
+             |a|.|b| (tolerance {tolerance:.1e})"
+        ),
+        agrees,
+    )
+}
+
 /// Runs a [`MatmulBench`]: operands from one seed on every device, each device timed, the
-/// results compared with the first device's (max absolute difference in the notes). A device
-/// whose client is unavailable becomes a skipped row with the reason.
+/// results compared with the first device's within [`matmul_tolerance`] (a note per device;
+/// a device outside it is a disagreement). A device whose client is unavailable becomes a
+/// skipped row with the reason.
 pub fn matmul(bench: &MatmulBench, progress: &mut dyn Progress) -> Result<Report> {
     let mut rows = Vec::new();
     let mut notes = Vec::new();
-    let mut reference: Option<(Device, Vec<f64>)> = None;
+    let mut disagreements = Vec::new();
+    // The first device's product and the scale of each element's rounding (|a| . |b|).
+    let mut reference: Option<(Device, Vec<f64>, Vec<f64>)> = None;
     let shape = format!(
         "{{{}, {}}} x {{{}, {}}} {}",
         bench.m, bench.k, bench.k, bench.n, bench.dtype
@@ -487,16 +552,22 @@ pub fn matmul(bench: &MatmulBench, progress: &mut dyn Progress) -> Result<Report
         let m = measure(&label, bench.runs, progress, || a.dot(&b))?;
         let values = a.dot(&b)?.to_f64_vec()?;
         match &reference {
-            None => reference = Some((device, values)),
-            Some((ref_device, ref_values)) => {
-                let diff = ref_values
-                    .iter()
-                    .zip(&values)
-                    .map(|(x, y)| (x - y).abs())
-                    .fold(0.0f64, f64::max);
-                notes.push(format!(
-                    "{device} agrees with {ref_device}: max |difference| = {diff:.3e}"
-                ));
+            None => {
+                let scale = a.abs()?.dot(&b.abs()?)?.to_f64_vec()?;
+                reference = Some((device, values, scale));
+            }
+            Some((ref_device, ref_values, scale)) => {
+                let (note, agrees) = matmul_agreement(
+                    device,
+                    (*ref_device, ref_values),
+                    scale,
+                    &values,
+                    matmul_tolerance(bench.dtype),
+                );
+                if !agrees {
+                    disagreements.push(note.clone());
+                }
+                notes.push(note);
             }
         }
         rows.push(Row::Measured(m));
@@ -506,6 +577,7 @@ pub fn matmul(bench: &MatmulBench, progress: &mut dyn Progress) -> Result<Report
         title: format!("matmul {shape}"),
         rows,
         notes,
+        disagreements,
     })
 }
 
@@ -572,13 +644,20 @@ mod tests {
             ..MatmulBench::default()
         };
         let report = matmul(&bench, &mut Silent).unwrap();
-        assert_eq!(report.measured().count(), 2);
+        let gpu = usize::from(client_info(crate::device::Client::Cuda).available);
+        assert_eq!(report.measured().count(), 2 + gpu);
         assert!(report.on(Device::host(0)).is_some());
         assert!(
             report.notes[0].starts_with("host:0 agrees with binary"),
             "{:?}",
             report.notes
         );
+        assert!(report.disagreements.is_empty());
+        // With a GPU, its row is measured and checked like host's.
+        if client_info(crate::device::Client::Cuda).available {
+            assert_eq!(report.measured().count(), 3);
+            assert!(report.notes[1].starts_with("cuda:0 agrees with binary"));
+        }
         let table = report.table();
         assert!(
             table.contains("@ binary") && table.contains("@ host:0"),
@@ -591,6 +670,45 @@ mod tests {
         let html = &bundle[1].1;
         assert!(html.contains("<table>") && html.contains("<svg"), "{html}");
         assert_eq!(report.to_json()["rows"].as_array().unwrap().len(), 3);
+    }
+
+    /// A wrong product is named a disagreement; rounding within the bound is not.
+    #[test]
+    fn a_wrong_product_disagrees() {
+        let reference = [10.0, -3.0, 0.5];
+        let scale = [40.0, 12.0, 2.0];
+        let tolerance = matmul_tolerance(DType::F32);
+        let rounded = [10.0 + 1e-5, -3.0, 0.5 - 1e-6];
+        let (note, agrees) = matmul_agreement(
+            Device::host(0),
+            (Device::BINARY, &reference),
+            &scale,
+            &rounded,
+            tolerance,
+        );
+        assert!(
+            agrees && note.starts_with("host:0 agrees with binary"),
+            "{note}"
+        );
+        for wrong in [[10.0, -3.0, 0.6], [10.0, 3.0, 0.5], [f64::NAN, -3.0, 0.5]] {
+            let (note, agrees) = matmul_agreement(
+                Device::cuda(0),
+                (Device::BINARY, &reference),
+                &scale,
+                &wrong,
+                tolerance,
+            );
+            assert!(!agrees, "{wrong:?}");
+            assert!(note.starts_with("cuda:0 DISAGREES with binary"), "{note}");
+        }
+        let (_, agrees) = matmul_agreement(
+            Device::cuda(0),
+            (Device::BINARY, &reference),
+            &scale,
+            &reference[..2],
+            tolerance,
+        );
+        assert!(!agrees, "a result of another length");
     }
 
     #[test]

@@ -184,7 +184,8 @@ pub fn run(
         if !info.available {
             for kind in ["eager", "jit"] {
                 rows.push(Row::Skipped {
-                    label: label(kind),
+                    // As a measured row is labelled (`measure` adds the device).
+                    label: format!("{} @ {device}", label(kind)),
                     reason: info.reason.clone().unwrap_or_else(|| "unavailable".into()),
                 });
             }
@@ -241,6 +242,7 @@ pub fn run(
             ),
             rows,
             notes,
+            disagreements: Vec::new(),
         },
         jit_over_eager,
         jit_over_jax,
