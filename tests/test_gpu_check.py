@@ -182,3 +182,34 @@ def test_a_driver_that_does_not_start_is_a_reason_not_a_panic(tmp_path):
     assert cuda["reason"] == "the CUDA driver did not start: status 100", cuda
     assert found["cuda"]["driver"]["version"].startswith("CUDA 13.0")
     assert found["cuda"]["gpus"] == []
+
+
+def test_run_sh_counts_each_suite_from_its_own_output(tmp_path):
+    """A suite that crashes before its summary line is reported as such, not with the counts of
+    the suite before it (run.sh once took the last `test result:` line of the whole log)."""
+    fake = tmp_path / "bundle"
+    (fake / "bin").mkdir(parents=True)
+    (fake / "run.sh").write_text((ROOT / "install" / "gpu-check" / "run.sh").read_text())
+    (fake / "suites.txt").write_text("passes 1\ncrashes 1\n")
+    scripts = {
+        # A GPU is "found", so every suite runs.
+        "gpu_check": '[ "$1" = probe ] && { echo "cuda  available"; exit 0; }\n'
+                     'echo "{}" > "$2"; exit 0',
+        "passes": 'echo "test result: ok. 7 passed; 0 failed; 0 ignored"; exit 0',
+        "crashes": 'echo "running 3 tests"; kill -SEGV $$',
+    }
+    for name, body in scripts.items():
+        path = fake / "bin" / name
+        path.write_text("#!/usr/bin/env bash\n" + body + "\n")
+        path.chmod(0o755)
+    report = tmp_path / "report"
+    run = subprocess.run(["bash", str(fake / "run.sh"), str(report)], capture_output=True,
+                         text=True, timeout=120, cwd=tmp_path,
+                         env=dict(os.environ, PYTHON="/nonexistent/python"))
+    summary = (report / "summary.txt").read_text()
+    assert run.returncode != 0, summary
+    passes = next(l for l in summary.splitlines() if l.startswith("passes:"))
+    crashes = next(l for l in summary.splitlines() if l.startswith("crashes:"))
+    assert passes.startswith("passes: passed") and "7 passed" in passes, summary
+    assert crashes.startswith("crashes: failed"), summary
+    assert "7 passed" not in crashes and "no test result" in crashes, summary

@@ -56,9 +56,15 @@ while read -r suite threads; do
     fi
     echo "== $suite" >> "$out/suites.log"
     start=$(date +%s)
-    timeout -k 10 420 "$here/bin/$suite" --include-ignored --test-threads="$threads" >> "$out/suites.log" 2>&1
+    # Each suite's counts come from its own output: a suite that crashes before its summary
+    # line says so, instead of showing the previous suite's counts.
+    own="$out/suite.tmp"
+    timeout -k 10 420 "$here/bin/$suite" --include-ignored --test-threads="$threads" > "$own" 2>&1
     status=$?
-    result=$(grep '^test result:' "$out/suites.log" | tail -1)
+    cat "$own" >> "$out/suites.log"
+    result=$(grep '^test result:' "$own" | tail -1)
+    rm -f "$own"
+    [ -n "$result" ] || result="no test result: the suite ended before its summary"
     took=$(( $(date +%s) - start ))
     if [ "$status" -eq 0 ]; then
         record passed "$suite: passed ($took s; $result)"
