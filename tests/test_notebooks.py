@@ -217,11 +217,11 @@ def test_05_training_an_mlp(nb05):
     assert "stopped with the Stop button" not in out
     final = next(l for l in out.splitlines() if l.startswith("final validation accuracy"))
     accuracy = float(final.split(":")[1].split("%")[0])
-    if "SYNTHETIC" in out:
-        assert "no accuracy is expected" in out
-    else:
-        assert accuracy > 90.0, final
-        assert "trained: above 90% on digits it never saw" in out
+    # The test command fetches the real digits (install/fetch-mnist.sh fails without them), so
+    # the accuracy is always checked.
+    assert "SYNTHETIC" not in out, out
+    assert accuracy > 90.0, final
+    assert "trained: above 90% on digits it never saw" in out
     assert "jit" in out and "x eager" in out
     assert "sgd step 784-50-10 x10000 jit @ host:0" in out
     if GPU:
@@ -243,5 +243,4 @@ def test_05_training_an_mlp(nb05):
         replica = next(l for l in lines if l.startswith(f"{device}: f32[784][50]"))
         assert replica.count(f"on {device}") == 4, replica
     after = next(l for l in lines if l.startswith("validation accuracy after 20 data-parallel"))
-    if "SYNTHETIC" not in out:
-        assert float(after.split(":")[1].split("%")[0]) > 50.0, after
+    assert float(after.split(":")[1].split("%")[0]) > 50.0, after

