@@ -8,7 +8,9 @@ temporary directory.
 The keeper is found by its command line (`tensorbook kernel keep --socket ...`)."""
 import asyncio
 import glob
+import json
 import os
+import socket as unix_socket
 import signal
 import subprocess
 import sys
@@ -72,6 +74,22 @@ def wait_gone(pid, within):
     return False
 
 
+def foreign_attach(path, attempt):
+    """Attaches to a keeper as a process that does not know the key: the keeper's answer."""
+    with unix_socket.socket(unix_socket.AF_UNIX, unix_socket.SOCK_STREAM) as s:
+        s.settimeout(10)
+        s.connect(path)
+        lines = s.makefile("rwb")
+        challenge = json.loads(lines.readline())
+        assert challenge["type"] == "challenge" and len(challenge["nonce"]) >= 32, challenge
+        lines.write((json.dumps(attempt) + "\n").encode())
+        lines.flush()
+        answer = json.loads(lines.readline())["type"]
+        # Refused, and let go of: no record or descriptor came this way.
+        assert lines.readline() == b""
+        return answer
+
+
 def test_a_killed_kernel_restarted_on_its_connection_file_gives_the_session_back():
     shm_before = shm_entries()
     keepers_before = set(keepers())
@@ -84,6 +102,16 @@ def test_a_killed_kernel_restarted_on_its_connection_file_gives_the_session_back
         assert "survives the kernel" in before, outputs
         mine = set(keepers()) - keepers_before
         assert len(mine) == 1, keepers()
+        my_sockets = [argv[argv.index(b"--socket") + 1].decode()
+                      for pid, argv in keepers().items() if pid in mine]
+        assert len(my_sockets) == 1 and os.path.exists(my_sockets[0]), my_sockets
+        # The socket's directory is private to this user, and a process that finds the socket
+        # but does not know the connection's key cannot take the session.
+        assert os.stat(os.path.dirname(my_sockets[0])).st_mode & 0o077 == 0
+        for attempt in ({"type": "attach"}, {"type": "attach", "proof": "00" * 32}):
+            assert foreign_attach(my_sockets[0], attempt) == "refused"
+        reply, outputs = run_cell(kc, READ_BACK)
+        assert stdout_of(outputs) == before, outputs
         connection_file = km.connection_file
         old_pid = km.provisioner.pid
 
@@ -118,8 +146,9 @@ def test_a_killed_kernel_restarted_on_its_connection_file_gives_the_session_back
     for pid in mine:
         assert wait_gone(pid, 20), keepers()
     assert not (set(keepers()) - keepers_before)
-    sockets_dir = os.path.join(tempfile.gettempdir(), f"tensorbook-keepers-{os.getuid()}")
-    assert not os.path.exists(sockets_dir) or keepers(), os.listdir(sockets_dir)
+    # This session's keeper socket is gone, whatever other sessions' keepers still hold.
+    for socket in my_sockets:
+        assert not os.path.exists(socket), socket
     assert shm_entries() <= shm_before, shm_entries() - shm_before
     # The kernel's own directories (state and session) go with it.
     assert wait_gone(new_pid, 20)

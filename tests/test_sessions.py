@@ -65,3 +65,26 @@ def test_a_killed_kernels_directories_are_removed_by_the_next_kernel():
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=False)
+
+
+def test_an_absent_default_client_is_a_warning_in_the_first_cell():
+    """TENSORBOOK_CLIENT (a kernelspec's `--client`) naming a client that is not here is not
+    passed over in silence: the first cell says so, and the session runs on host:0."""
+    import os
+
+    env = dict(os.environ, TENSORBOOK_CLIENT="host:9")
+    km, kc = start_new_kernel(kernel_name="tensorbook", startup_timeout=60, env=env)
+    try:
+        reply, outputs = run_cell(kc, 'println!("{}", tensorbook::default_device());',
+                                  timeout=FIRST_CELL_TIMEOUT)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        stderr = "".join(m["content"]["text"] for m in outputs
+                         if m["msg_type"] == "stream" and m["content"]["name"] == "stderr")
+        assert "warning" in stderr and "host:9" in stderr and "TENSORBOOK_CLIENT" in stderr, outputs
+        assert stdout_of(outputs).strip() == "host:0", outputs
+        # Said once, not before every cell.
+        reply, outputs = run_cell(kc, "let b = 2;")
+        assert not [m for m in outputs if m["msg_type"] == "stream" and m["content"]["name"] == "stderr"]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=False)

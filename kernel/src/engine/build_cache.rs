@@ -30,6 +30,7 @@ use sha2::{Digest, Sha256};
 use tensorbook::contract::env;
 
 use super::leftovers::owned_prefix;
+use super::private_dir;
 
 /// Profile settings applied to every dependency of a session's crate: the runtime is
 /// optimised however cells are built, and debug assertions in it would only slow tensors down.
@@ -53,9 +54,12 @@ const PARTIAL_PREFIX: &str = ".partial-";
 pub const PRIVATE_SESSION_PREFIX: &str = "tensorbook-session-";
 
 /// The cache root: tensorbook's cache directory (`TENSORBOOK_CACHE_DIR`, else the user's),
-/// else one in the temporary directory.
+/// else this user's own one in the temporary directory. Cells link the libraries built here,
+/// so [`SessionDir::create`] uses it only when it is this user's and nobody else can write it.
 pub fn root() -> PathBuf {
-    env::cache_dir().unwrap_or_else(|| std::env::temp_dir().join("tensorbook-cache"))
+    env::cache_dir().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("tensorbook-cache-{}", private_dir::uid()))
+    })
 }
 
 /// The linker evcxr should use: lld when it is installed (several times faster than the
@@ -140,9 +144,13 @@ pub enum Fill {
 }
 
 impl SessionDir {
-    /// Creates an empty session directory.
+    /// Creates an empty session directory in the cache ([`root`]).
     pub fn create(key: String) -> io::Result<SessionDir> {
-        let evcxr_root = root().join("evcxr");
+        Self::create_in(root(), key)
+    }
+
+    fn create_in(root: PathBuf, key: String) -> io::Result<SessionDir> {
+        let evcxr_root = root.join("evcxr");
         // cargo would take the session crate for a stray member of an enclosing workspace.
         if let Some(manifest) = evcxr_root
             .ancestors()
@@ -153,6 +161,12 @@ impl SessionDir {
                 "the cache lies inside the cargo project {}; set TENSORBOOK_CACHE_DIR elsewhere",
                 manifest.display()
             )));
+        }
+        // Code built here is loaded into the evaluation process: a directory another user
+        // made first, or could write, is not used (the session then builds alone).
+        for dir in [&root, &evcxr_root] {
+            fs::create_dir_all(dir)?;
+            private_dir::check_unwritable(dir).map_err(io::Error::other)?;
         }
         fs::create_dir_all(evcxr_root.join(".cargo"))?;
         let config = evcxr_root.join(".cargo").join("config.toml");
@@ -446,6 +460,24 @@ mod tests {
         assert!(has_std, "no libstd-*.so in {}", dir.display());
         let path = library_path_with(std::slice::from_ref(&dir));
         assert_eq!(std::env::split_paths(&path).next(), Some(dir));
+    }
+
+    /// A cache another user could write (or made first) never holds code cells link.
+    #[test]
+    fn a_cache_others_can_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = tempfile::tempdir().unwrap();
+        let root = base.path().join("cache");
+        fs::create_dir_all(&root).unwrap();
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o777)).unwrap();
+        let why = SessionDir::create_in(root.clone(), "k".into())
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(why.contains("could write"), "{why}");
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
+        let session = SessionDir::create_in(root, "k".into()).unwrap();
+        assert!(session.path().starts_with(base.path()));
     }
 
     #[test]

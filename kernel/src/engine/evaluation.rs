@@ -128,15 +128,31 @@ fn clamp(code: &str, mut at: usize) -> usize {
     at
 }
 
+/// What the evaluation thread starts with besides its channels.
+pub(crate) struct Start {
+    /// The session's copy of the runtime build.
+    pub cache: Option<Arc<SessionDir>>,
+    /// The vault of kept variables.
+    pub vault: Option<Arc<Vault>>,
+    /// A killed kernel's session to take back.
+    pub revival: Option<Revival>,
+    /// Said on stderr before the first cell (a default client that could not be used).
+    pub notice: Option<String>,
+}
+
 pub(crate) fn run(
     rx: mpsc::Receiver<Request>,
     sink: OutputSink,
     child_slot: Arc<Mutex<Option<Arc<Mutex<Child>>>>>,
     busy: Arc<AtomicBool>,
-    cache: Option<Arc<SessionDir>>,
-    vault: Option<Arc<Vault>>,
-    revival: Option<Revival>,
+    start: Start,
 ) {
+    let Start {
+        cache,
+        vault,
+        revival,
+        notice,
+    } = start;
     // A session that finds the shared build copies it; the first one builds it (below).
     let claim = cache.as_ref().and_then(|dir| match dir.fill() {
         Ok(Fill::FromTemplate | Fill::Alone) => None,
@@ -224,7 +240,7 @@ pub(crate) fn run(
         flush: Box::new(flush),
         described: None,
         cells_run: 0,
-        notice: None,
+        notice,
     };
     if let Some(revival) = revival {
         session.revive(revival);
@@ -322,7 +338,8 @@ impl Session {
             text.push_str(&format!("{note}\n"));
         }
         log_line(text.trim_end());
-        self.notice = Some(text);
+        let earlier = self.notice.take().unwrap_or_default();
+        self.notice = Some(earlier + &text);
     }
 
     /// Sends the session keeper what the last cell changed.

@@ -28,6 +28,7 @@ use tensorbook::contract::env;
 use tensorbook::contract::keep::{Kept, LineStream};
 
 use super::log_line;
+use super::private_dir;
 use super::vault::Variable;
 
 /// How long a keeper waits for a kernel to come back; `TENSORBOOK_SESSION_GRACE` (seconds)
@@ -55,25 +56,62 @@ pub struct Snapshot {
     pub default_client: Option<String>,
 }
 
-/// The directory of keepers' sockets: private to this user.
-fn sockets_dir() -> PathBuf {
-    // SAFETY: getuid cannot fail and touches no memory.
-    let uid = unsafe { libc::getuid() };
-    std::env::temp_dir().join(format!("tensorbook-keepers-{uid}"))
+/// Where keepers' directories go: the user's runtime directory (`XDG_RUNTIME_DIR`) when it
+/// is set and private, else the system's temporary directory. Either way each session's
+/// socket is in a directory of its own, private to this user and named after the connection
+/// file and its key, so no other user can predict the path and make it first.
+fn sockets_root() -> PathBuf {
+    env::path(env::XDG_RUNTIME_DIR)
+        .filter(|dir| private_dir::check(dir).is_ok())
+        .unwrap_or_else(std::env::temp_dir)
+}
+
+fn digest(connection_file: &Path, key: &str, purpose: &[u8]) -> String {
+    let path = connection_file
+        .canonicalize()
+        .unwrap_or_else(|_| connection_file.to_path_buf());
+    let mut hash = Sha256::new();
+    hash.update(purpose);
+    hash.update([0]);
+    hash.update(path.as_os_str().as_encoded_bytes());
+    hash.update([0]);
+    hash.update(key.as_bytes());
+    hex::encode(hash.finalize())
 }
 
 /// The keeper socket of the session a connection file describes: its canonical path and its
 /// key, so that the kernel Jupyter starts again on the same file finds it, and no other does.
 pub fn socket_path(connection_file: &Path, key: &str) -> PathBuf {
-    let path = connection_file
-        .canonicalize()
-        .unwrap_or_else(|_| connection_file.to_path_buf());
-    let mut hash = Sha256::new();
-    hash.update(path.as_os_str().as_encoded_bytes());
-    hash.update([0]);
-    hash.update(key.as_bytes());
-    let digest = hex::encode(hash.finalize());
-    sockets_dir().join(format!("{}.sock", &digest[..24]))
+    let name = digest(connection_file, key, b"socket");
+    sockets_root()
+        .join(format!("tensorbook-keeper-{}", &name[..24]))
+        .join("keeper.sock")
+}
+
+/// The secret a kernel proves it knows when it attaches: derived from the connection file's
+/// key (which only the session's kernels have), and not from anything the socket's name shows.
+pub fn secret(connection_file: &Path, key: &str) -> String {
+    digest(connection_file, key, b"attach")
+}
+
+/// The proof of knowing `secret` for one `nonce` (HMAC-SHA256), as hex.
+fn proof(secret: &str, nonce: &str) -> String {
+    use hmac::{Hmac, Mac};
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret.as_bytes())
+        .expect("HMAC takes a key of any length");
+    mac.update(nonce.as_bytes());
+    hex::encode(mac.finalize().into_bytes())
+}
+
+/// Whether `offered` is the proof for `nonce`, compared in constant time.
+fn proof_holds(secret: &str, nonce: &str, offered: &str) -> bool {
+    let expected = proof(secret, nonce);
+    expected.len() == offered.len()
+        && expected
+            .bytes()
+            .zip(offered.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
 }
 
 /// The kernel's connection to its keeper.
@@ -86,16 +124,37 @@ pub struct Keeper {
 
 impl Keeper {
     /// Connects to the session's keeper, starting one if none answers; a keeper that held a
-    /// session for a kernel that died hands it over (the snapshot).
-    pub fn attach(socket: &Path) -> Result<(Keeper, Option<Snapshot>), String> {
-        let stream = match UnixStream::connect(socket) {
-            Ok(stream) => stream,
-            Err(_) => start(socket)?,
+    /// session for a kernel that died hands it over (the snapshot). The socket's directory
+    /// must be this user's private one and the keeper a process of this user; the kernel
+    /// answers the keeper's challenge with a proof of `secret` ([`secret`]).
+    pub fn attach(socket: &Path, secret: &str) -> Result<(Keeper, Option<Snapshot>), String> {
+        let dir = socket.parent().ok_or("a keeper socket has a directory")?;
+        let stream = match private_dir::check(dir).map(|()| UnixStream::connect(socket)) {
+            Ok(Ok(stream)) => stream,
+            // No keeper answers (or there is no directory yet): start one.
+            _ => start(socket, secret)?,
         };
+        if !same_user(&stream) {
+            return Err(format!(
+                "{} is served by a process of another user: not used",
+                socket.display()
+            ));
+        }
         let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
         let mut lines = LineStream::new(stream);
+        let challenge = lines
+            .receive()
+            .map_err(|e| format!("the session keeper did not answer: {e}"))?
+            .ok_or("the session keeper closed the connection")?;
+        let challenge: Json =
+            serde_json::from_str(&challenge).map_err(|e| format!("keeper: not JSON ({e})"))?;
+        let nonce = match (challenge["type"].as_str(), challenge["nonce"].as_str()) {
+            (Some("challenge"), Some(nonce)) => nonce.to_string(),
+            _ => return Err(format!("keeper: expected a challenge, got {challenge}")),
+        };
+        let attach = json!({ "type": "attach", "proof": proof(secret, &nonce) });
         lines
-            .send(&json!({ "type": "attach" }).to_string(), None)
+            .send(&attach.to_string(), None)
             .map_err(|e| format!("the session keeper did not answer: {e}"))?;
         let snapshot = read_snapshot(&mut lines)?;
         let _ = lines
@@ -172,20 +231,14 @@ impl Keeper {
     }
 }
 
-/// Binds the socket and starts a keeper process on it.
-fn start(socket: &Path) -> Result<UnixStream, String> {
+/// Binds the socket in its private directory and starts a keeper process on it, which knows
+/// the session's `secret` (through its environment, which only this user can read).
+fn start(socket: &Path, secret: &str) -> Result<UnixStream, String> {
     let dir = socket.parent().ok_or("a keeper socket has a directory")?;
-    let private_dir = || {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::create_dir_all(dir)?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-    };
-    private_dir().map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    private_dir::ensure(dir)?;
     // Nobody answers on it: a keeper that was killed left it behind.
     let _ = std::fs::remove_file(socket);
-    // Another session's keeper may remove the directory as it ends: create it again once.
     let listener = UnixListener::bind(socket)
-        .or_else(|_| private_dir().and_then(|()| UnixListener::bind(socket)))
         .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     let mut command = std::process::Command::new(exe);
@@ -194,6 +247,7 @@ fn start(socket: &Path) -> Result<UnixStream, String> {
         .arg(socket)
         .arg("--grace-ms")
         .arg(grace().as_millis().to_string())
+        .env(env::KEEPER_SECRET, secret)
         .stdin(std::process::Stdio::from(OwnedFd::from(listener)))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
@@ -255,6 +309,9 @@ fn read_snapshot(lines: &mut LineStream) -> Result<Option<Snapshot>, String> {
             }
             Some("revived") => revived = true,
             Some("attached") => return Ok(revived.then_some(snapshot)),
+            Some("refused") => {
+                return Err("the session keeper refused this kernel's proof of the key".into())
+            }
             other => return Err(format!("keeper: unexpected message {other:?}")),
         }
     }
@@ -286,6 +343,10 @@ pub fn serve(socket: &Path, grace: Duration) -> Result<(), String> {
     listener
         .set_nonblocking(true)
         .map_err(|e| format!("keeper: {e}"))?;
+    let secret = env::text(env::KEEPER_SECRET)
+        .ok_or("keeper: started without the session's secret; nobody could attach")?;
+    // Nothing this process starts needs it.
+    env::remove(env::KEEPER_SECRET);
     let mut held = Held::default();
     // Until the first kernel attaches, the one that started it counts as just gone.
     let mut alone_since = Some(Instant::now());
@@ -299,7 +360,7 @@ pub fn serve(socket: &Path, grace: Duration) -> Result<(), String> {
                 let _ = lines
                     .stream()
                     .set_read_timeout(Some(Duration::from_secs(5)));
-                let attached = matches!(lines.receive(), Ok(Some(l)) if l.contains("\"attach\""))
+                let attached = proves_the_secret(&mut lines, &secret)
                     && held.hand_over(&lines, ever_owned).is_ok();
                 if attached {
                     let _ = lines
@@ -338,6 +399,33 @@ pub fn serve(socket: &Path, grace: Duration) -> Result<(), String> {
         let _ = std::fs::remove_dir(dir);
     }
     Ok(())
+}
+
+/// Challenges a process that connected: it attaches only with the proof of the session's
+/// secret for a fresh nonce. Anything else is refused, and whoever holds the session now
+/// keeps it.
+fn proves_the_secret(lines: &mut LineStream, secret: &str) -> bool {
+    let nonce = format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let challenge = json!({ "type": "challenge", "nonce": nonce });
+    if lines.send(&challenge.to_string(), None).is_err() {
+        return false;
+    }
+    let Ok(Some(line)) = lines.receive() else {
+        return false;
+    };
+    let message: Json = serde_json::from_str(&line).unwrap_or_default();
+    let proven = message["type"] == "attach"
+        && message["proof"]
+            .as_str()
+            .is_some_and(|offered| proof_holds(secret, &nonce, offered));
+    if !proven {
+        let _ = lines.send(&json!({ "type": "refused" }).to_string(), None);
+    }
+    proven
 }
 
 /// Whether the process at the other end runs as this user (the socket's directory is private

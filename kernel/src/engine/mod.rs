@@ -28,6 +28,7 @@ pub mod keeper;
 pub mod leftovers;
 pub mod outcome;
 pub mod output;
+pub mod private_dir;
 pub mod process;
 pub mod session;
 pub mod state_dir;
@@ -194,6 +195,7 @@ impl Engine {
         cache: Option<Arc<SessionDir>>,
         vault: Option<Arc<vault::Vault>>,
         revival: Option<Revival>,
+        notice: Option<String>,
     ) -> Engine {
         let (tx, rx) = mpsc::channel::<Request>();
         let child: Arc<Mutex<Option<Arc<Mutex<Child>>>>> = Arc::default();
@@ -207,7 +209,15 @@ impl Engine {
             .stack_size(text_limits::EVALUATION_STACK)
             .spawn({
                 let sink = Arc::clone(&sink);
-                move || evaluation::run(rx, sink, child_slot, busy_flag, cache, vault, revival)
+                move || {
+                    let session = evaluation::Start {
+                        cache,
+                        vault,
+                        revival,
+                        notice,
+                    };
+                    evaluation::run(rx, sink, child_slot, busy_flag, session)
+                }
             })
             .ok();
         Engine {

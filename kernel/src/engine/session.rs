@@ -19,6 +19,8 @@ pub struct Prepared {
     state_dir: StateDir,
     vault: Option<Arc<Vault>>,
     revival: Option<Revival>,
+    /// Said before the first cell: a default client from the kernelspec that is absent.
+    notice: Option<String>,
 }
 
 /// A running session's state; [`SessionState::end`] ends it (a shutdown, or a restart asked for).
@@ -35,12 +37,13 @@ impl Prepared {
     /// keeper the session still works; the kernel's log says what will not survive.
     pub fn new(connection_file: &Path, key: &str) -> Result<Prepared, String> {
         let state_dir = StateDir::create()?;
-        state_dir::start_session_default();
+        let notice = state_dir::start_session_default().err();
         let vault = Vault::start(&state_dir.keep_socket())
             .map_err(|e| log_line(&format!("variables will not survive a restart: {e}")))
             .ok();
         let revival = vault.as_ref().and_then(|vault| {
-            match Keeper::attach(&keeper::socket_path(connection_file, key)) {
+            let socket = keeper::socket_path(connection_file, key);
+            match Keeper::attach(&socket, &keeper::secret(connection_file, key)) {
                 Ok((keeper, snapshot)) => {
                     vault.set_keeper(keeper);
                     snapshot.map(|snapshot| Revival::adopt(vault, snapshot))
@@ -55,6 +58,7 @@ impl Prepared {
             state_dir,
             vault,
             revival,
+            notice,
         })
     }
 
@@ -65,7 +69,13 @@ impl Prepared {
 
     /// Starts the engine on this session; `cache` is the session's copy of the runtime build.
     pub fn start(self, sink: OutputSink, cache: Option<Arc<SessionDir>>) -> (Engine, SessionState) {
-        let engine = Engine::start(sink, cache.clone(), self.vault.clone(), self.revival);
+        let engine = Engine::start(
+            sink,
+            cache.clone(),
+            self.vault.clone(),
+            self.revival,
+            self.notice,
+        );
         let session = SessionState {
             state_dir: self.state_dir,
             vault: self.vault,

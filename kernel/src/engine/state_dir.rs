@@ -51,19 +51,24 @@ impl StateDir {
     }
 }
 
-/// Sets the session default from the kernelspec's client spec (`TENSORBOOK_CLIENT`); one that
-/// cannot be used falls back to `host:0`, and the kernel's log says why.
-pub fn start_session_default() -> Device {
+/// Sets the session default from the kernelspec's client spec (`TENSORBOOK_CLIENT`). One that
+/// cannot be used is not passed over in silence: the session starts on `host:0` and the error
+/// (what was asked, why it is unavailable, how to choose) is the warning the first cell shows,
+/// as Nx warns of a default backend it cannot use.
+pub fn start_session_default() -> Result<Device, String> {
     let wanted = env::default_client();
     match ClientSpec::parse(&wanted).and_then(ClientSpec::apply) {
-        Ok(device) => device,
+        Ok(device) => Ok(device),
         Err(e) => {
-            log_line(&format!(
-                "default client {wanted:?} unavailable ({e}); using host:0"
-            ));
             let host = Device::host(0);
             let _ = tensorbook::set_default_device(host);
-            host
+            let warning = format!(
+                "warning: the kernel's default client {wanted:?} (TENSORBOOK_CLIENT) cannot be \
+                 used: {e}. This session runs on host:0; `:clients` lists what is here and \
+                 `:client NAME` chooses.\n"
+            );
+            log_line(warning.trim_end());
+            Err(warning)
         }
     }
 }
