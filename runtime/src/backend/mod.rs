@@ -125,7 +125,8 @@ pub trait Backend: Send + Sync {
         Ok(())
     }
     /// A copy of `memory` on another device `to` of this backend. The default goes through
-    /// host memory; a backend with a direct path overrides it.
+    /// host memory; a backend with a direct path overrides it (cuda: peer to peer; sim: queued
+    /// on the target).
     fn copy(&self, memory: &Self::Buffer, to: Device) -> Result<Self::Buffer> {
         self.upload(to, crate::allocate::owned(self.download(memory)?)?)
     }

@@ -100,6 +100,34 @@ impl CudaDevice {
         }
     }
 
+    /// Queues on this device's stream a copy of `bytes` from `from` (an address on `source`,
+    /// whose work producing it is finished) to `to` (an address on this device).
+    pub(crate) fn copy_from_peer(
+        &self,
+        to: sys::CUdeviceptr,
+        source: &CudaDevice,
+        from: sys::CUdeviceptr,
+        bytes: usize,
+    ) -> Result<()> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| self.error("copy between GPUs", e))?;
+        // SAFETY: both addresses are live allocations of at least `bytes` on their contexts
+        // (the caller holds both buffers), and the stream is this context's.
+        unsafe {
+            sys::cuMemcpyPeerAsync(
+                to,
+                self.ctx.cu_ctx(),
+                from,
+                source.ctx.cu_ctx(),
+                bytes,
+                self.stream.cu_stream(),
+            )
+        }
+        .result()
+        .map_err(|e| self.error("copy between GPUs", e))
+    }
+
     /// The libraries in use (set when this device was opened).
     fn setup(&self) -> Result<&'static Setup> {
         setup().map_err(|why| self.error("open", why))

@@ -332,6 +332,40 @@ impl Backend for CudaBackend {
     fn all_reduce_sum(&self, parts: &[&CudaBuffer]) -> Result<Option<Vec<CudaBuffer>>> {
         nccl::all_reduce_sum(parts)
     }
+
+    fn copy(&self, memory: &CudaBuffer, to: Device) -> Result<CudaBuffer> {
+        peer_copy(memory, to.id)
+    }
+}
+
+/// A copy of `buffer` on `cuda:to`, device to device: once the work producing it is done on
+/// its own GPU, the destination's stream copies it peer to peer (the driver takes NVLink or
+/// PCIe, or stages through its own buffers where the two GPUs have no peer access); the host's
+/// memory is never involved.
+pub(crate) fn peer_copy(buffer: &CudaBuffer, to: usize) -> Result<CudaBuffer> {
+    let src = device::device(buffer.ordinal)?;
+    let dst = device::device(to)?;
+    src.synchronize()?;
+    let data = with_dtype!(buffer.dtype(), T => {
+        let from = T::slice(&buffer.data).ok_or_else(|| internal("copy"))?;
+        let mut slice = dst.alloc::<T>(buffer.len, &[buffer.len])?;
+        if buffer.len > 0 {
+            let bytes = buffer
+                .len
+                .checked_mul(std::mem::size_of::<T>())
+                .ok_or_else(|| internal("copy"))?;
+            let (from_address, read) = from.device_ptr(&src.stream);
+            let (to_address, write) = slice.device_ptr_mut(&dst.stream);
+            dst.copy_from_peer(to_address, src, from_address, bytes)?;
+            drop((read, write));
+        }
+        T::wrap(slice)
+    });
+    Ok(CudaBuffer {
+        ordinal: to,
+        len: buffer.len,
+        data,
+    })
 }
 
 /// The op set on device memory, one method per [`Op`] variant.

@@ -14,7 +14,7 @@ use std::ffi::{c_char, c_int};
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::DevicePtr;
+use cudarc::driver::{DevicePtr, DevicePtrMut, SyncOnDrop};
 use cudarc::nccl::sys::{cudaStream_t, ncclComm_t, ncclDataType_t, ncclRedOp_t, ncclResult_t};
 use libloading::Library;
 
@@ -165,15 +165,35 @@ fn nccl_type(dtype: DType) -> ncclDataType_t {
     }
 }
 
-/// The buffer's device address (the buffer stays borrowed while NCCL's work is queued, and
-/// every buffer of the backend is used on its device's one stream, so no event is needed).
-fn address(buffer: &CudaBuffer, stream: &cudarc::driver::CudaStream) -> CUdeviceptr {
+/// The address NCCL reads `buffer` at, and the guard that records the read on the buffer's
+/// event when dropped: it must live until NCCL's work is queued, so that a later writer of
+/// the buffer waits for the all-reduce, not for the moment the address was taken.
+fn read_address<'a>(
+    buffer: &'a CudaBuffer,
+    stream: &'a cudarc::driver::CudaStream,
+) -> (CUdeviceptr, SyncOnDrop<'a>) {
     match &buffer.data {
-        CudaData::U8(s) => s.device_ptr(stream).0,
-        CudaData::S32(s) => s.device_ptr(stream).0,
-        CudaData::S64(s) => s.device_ptr(stream).0,
-        CudaData::F32(s) => s.device_ptr(stream).0,
-        CudaData::F64(s) => s.device_ptr(stream).0,
+        CudaData::U8(s) => s.device_ptr(stream),
+        CudaData::S32(s) => s.device_ptr(stream),
+        CudaData::S64(s) => s.device_ptr(stream),
+        CudaData::F32(s) => s.device_ptr(stream),
+        CudaData::F64(s) => s.device_ptr(stream),
+    }
+}
+
+/// The address NCCL writes `buffer` at, taken through the mutable accessor (which orders the
+/// write after earlier readers and records it as the buffer's last write), with its guard,
+/// held as [`read_address`]'s is.
+fn write_address<'a>(
+    buffer: &'a mut CudaBuffer,
+    stream: &'a cudarc::driver::CudaStream,
+) -> (CUdeviceptr, SyncOnDrop<'a>) {
+    match &mut buffer.data {
+        CudaData::U8(s) => s.device_ptr_mut(stream),
+        CudaData::S32(s) => s.device_ptr_mut(stream),
+        CudaData::S64(s) => s.device_ptr_mut(stream),
+        CudaData::F32(s) => s.device_ptr_mut(stream),
+        CudaData::F64(s) => s.device_ptr_mut(stream),
     }
 }
 
@@ -198,7 +218,7 @@ pub(crate) fn all_reduce_sum(parts: &[&CudaBuffer]) -> Result<Option<Vec<CudaBuf
         .iter()
         .map(|&o| device::device(o))
         .collect::<Result<Vec<_>>>()?;
-    let outputs = devices
+    let mut outputs = devices
         .iter()
         .map(|dev| {
             let data = with_dtype!(dtype, T => T::wrap(dev.alloc::<T>(len, &[len])?));
@@ -233,29 +253,44 @@ pub(crate) fn all_reduce_sum(parts: &[&CudaBuffer]) -> Result<Option<Vec<CudaBuf
         device: first_device,
         message: "internal: NCCL communicators missing".into(),
     })?;
-    // SAFETY: one all-reduce per communicator inside one group, as NCCL requires when one
-    // thread drives several GPUs; every pointer is a live buffer of `len` elements on the
-    // communicator's device, ordered on that device's stream after the work producing it.
-    unsafe {
-        nccl.check("all_reduce", first_device, (nccl.group_start)())?;
-        let mut launched = Ok(());
-        for (i, dev) in devices.iter().enumerate() {
-            let result = (nccl.all_reduce)(
-                address(parts[i], &dev.stream) as *const std::ffi::c_void,
-                address(&outputs[i], &dev.stream) as *mut std::ffi::c_void,
-                len,
-                nccl_type(dtype),
-                ncclRedOp_t::ncclSum,
-                set.0[i],
-                dev.stream.cu_stream() as cudaStream_t,
-            );
-            if launched.is_ok() {
-                launched = nccl.check("all_reduce", Device::cuda(dev.ordinal), result);
-            }
+    {
+        // The guards of every address, dropped only after the group is queued (below).
+        let mut guards = Vec::with_capacity(2 * devices.len());
+        let mut addresses = Vec::with_capacity(devices.len());
+        for ((part, output), dev) in parts.iter().zip(outputs.iter_mut()).zip(&devices) {
+            let (input, read) = read_address(part, &dev.stream);
+            let (result, write) = write_address(output, &dev.stream);
+            addresses.push((input, result));
+            guards.push(read);
+            guards.push(write);
         }
-        let ended = nccl.check("all_reduce", first_device, (nccl.group_end)());
-        launched?;
-        ended?;
+        // SAFETY: one all-reduce per communicator inside one group, as NCCL requires when one
+        // thread drives several GPUs; every pointer is a live buffer of `len` elements on the
+        // communicator's device (borrowed, with its guard, until the group is queued), ordered
+        // on that device's stream after the work producing it.
+        unsafe {
+            nccl.check("all_reduce", first_device, (nccl.group_start)())?;
+            let mut launched = Ok(());
+            for (i, dev) in devices.iter().enumerate() {
+                let (input, result) = addresses[i];
+                let result = (nccl.all_reduce)(
+                    input as *const std::ffi::c_void,
+                    result as *mut std::ffi::c_void,
+                    len,
+                    nccl_type(dtype),
+                    ncclRedOp_t::ncclSum,
+                    set.0[i],
+                    dev.stream.cu_stream() as cudaStream_t,
+                );
+                if launched.is_ok() {
+                    launched = nccl.check("all_reduce", Device::cuda(dev.ordinal), result);
+                }
+            }
+            let ended = nccl.check("all_reduce", first_device, (nccl.group_end)());
+            launched?;
+            ended?;
+        }
+        drop(guards);
     }
     Ok(Some(outputs))
 }
