@@ -49,22 +49,19 @@ struct Emulated {
     lib: libloading::Library,
 }
 
-/// The kernels built for the CPU, or `None` (with the reason printed) where no C++ compiler
-/// is available. Built once per test process.
-fn emulated() -> Option<&'static Mutex<Emulated>> {
-    static LIB: OnceLock<Option<Mutex<Emulated>>> = OnceLock::new();
-    LIB.get_or_init(|| build("kernels", &kernels::source()).map(Mutex::new))
-        .as_ref()
+/// The kernels built for the CPU (built once per test process). No C++ compiler is a failure.
+fn emulated() -> &'static Mutex<Emulated> {
+    static LIB: OnceLock<Mutex<Emulated>> = OnceLock::new();
+    LIB.get_or_init(|| Mutex::new(build("kernels", &kernels::source())))
 }
 
-/// `source` compiled for the CPU against the shim into `<tag>.so`, or `None` without a C++
-/// compiler.
-fn build(tag: &str, source: &str) -> Option<Emulated> {
+/// `source` compiled for the CPU against the shim into `<tag>.so`.
+fn build(tag: &str, source: &str) -> Emulated {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuda-kernels-on-cpu");
-    std::fs::create_dir_all(&dir).ok()?;
+    std::fs::create_dir_all(&dir).expect("the target's temporary directory");
     let src = dir.join(format!("{tag}.cpp"));
     let so = dir.join(format!("{tag}.so"));
-    std::fs::write(&src, format!("{SHIM}\n{source}")).ok()?;
+    std::fs::write(&src, format!("{SHIM}\n{source}")).expect("the kernels' C++ source");
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
     let status = std::process::Command::new(&cxx)
         .args(["-std=c++17", "-O1", "-shared", "-fPIC", "-w", "-o"])
@@ -74,14 +71,16 @@ fn build(tag: &str, source: &str) -> Option<Emulated> {
     match status {
         Ok(s) if s.success() => {}
         Ok(s) => panic!("{cxx} could not compile {tag} for the CPU: {s}"),
-        Err(e) => {
-            eprintln!("skipping: no C++ compiler ({cxx}: {e})");
-            return None;
-        }
+        // Without a compiler nothing here would be checked, and a pass would claim it was:
+        // the set-up installs g++ (Debian's build-essential), so its absence is a failure.
+        Err(e) => panic!(
+            "no C++ compiler to run the cuda kernels on the CPU ({cxx}: {e}); install g++ \
+             (apt-get install g++) or name one in CXX"
+        ),
     }
     // SAFETY: a library we just built from our own source; no initialisers beyond C++'s.
     let lib = unsafe { libloading::Library::new(&so) }.expect("load the emulated kernels");
-    Some(Emulated { lib })
+    Emulated { lib }
 }
 
 impl Emulated {
@@ -192,7 +191,7 @@ type PlaceKernel = unsafe extern "C" fn(u64, u64, u64, u64, *const c_void, *mut 
 
 #[test]
 fn elementwise_binary_kernels_match_binary() {
-    let Some(k) = emulated() else { return };
+    let k = emulated();
     let k = k.lock().unwrap_or_else(|e| e.into_inner());
     // Same shape (the contiguous path), and a broadcast (the strided path).
     let cases: [(&[usize], &[usize]); 3] =
@@ -250,7 +249,7 @@ fn elementwise_binary_kernels_match_binary() {
 
 #[test]
 fn unary_kernels_match_binary() {
-    let Some(k) = emulated() else { return };
+    let k = emulated();
     let k = k.lock().unwrap_or_else(|e| e.into_inner());
     for dtype in DType::ALL {
         let mut x = with_nans(&random(3, dtype, &[4, 6]));
@@ -299,7 +298,7 @@ fn unary_kernels_match_binary() {
 
 #[test]
 fn casts_saturate_and_wrap_like_rust() {
-    let Some(k) = emulated() else { return };
+    let k = emulated();
     let k = k.lock().unwrap_or_else(|e| e.into_inner());
     let specials = vec![
         f64::NAN,
@@ -360,7 +359,7 @@ fn casts_saturate_and_wrap_like_rust() {
 
 #[test]
 fn reductions_and_arg_reductions_match_binary() {
-    let Some(k) = emulated() else { return };
+    let k = emulated();
     let k = k.lock().unwrap_or_else(|e| e.into_inner());
     for dtype in DType::ALL {
         for (rows, len) in [(5usize, 7usize), (1, 40), (3, 0)] {
@@ -423,7 +422,7 @@ fn reductions_and_arg_reductions_match_binary() {
 
 #[test]
 fn integer_matmul_and_layout_kernels_match_binary() {
-    let Some(k) = emulated() else { return };
+    let k = emulated();
     let k = k.lock().unwrap_or_else(|e| e.into_inner());
     for dtype in DType::ALL {
         if !dtype.is_float() {
@@ -557,9 +556,7 @@ type FusedKernelFn = unsafe extern "C" fn(
 fn generated_fused_kernels_match_binary() {
     for (i, (name, region, inputs)) in common::regions::regions().into_iter().enumerate() {
         let kernel = cuda::fused::kernel(&region).unwrap();
-        let Some(k) = build(&format!("fused-{i}"), &kernel.source) else {
-            return;
-        };
+        let k = build(&format!("fused-{i}"), &kernel.source);
         // The kernel's part: the region, folded per row when the reduction is trailing.
         let expected = match &kernel.then_reduce {
             None => tensorbook::testing::run_fused(&region, &inputs, Device::BINARY).unwrap(),
