@@ -1,9 +1,10 @@
 """Several sessions at once share one build of the runtime without clashing."""
 import pathlib
+import subprocess
 
 from jupyter_client.manager import start_new_kernel
 
-from conftest import FIRST_CELL_TIMEOUT, run_cell, stdout_of
+from conftest import BINARY, FIRST_CELL_TIMEOUT, install, run_cell, stdout_of
 
 
 def test_two_kernels_started_at_once_both_work():
@@ -70,10 +71,9 @@ def test_a_killed_kernels_directories_are_removed_by_the_next_kernel():
 def test_an_absent_default_client_is_a_warning_in_the_first_cell():
     """TENSORBOOK_CLIENT (a kernelspec's `--client`) naming a client that is not here is not
     passed over in silence: the first cell says so, and the session runs on host:0."""
-    import os
-
-    env = dict(os.environ, TENSORBOOK_CLIENT="host:9")
-    km, kc = start_new_kernel(kernel_name="tensorbook", startup_timeout=60, env=env)
+    # A kernelspec that names host:9 (this machine has host:0 and host:1).
+    install("--name", "tensorbook-host9", "--client", "host:9")
+    km, kc = start_new_kernel(kernel_name="tensorbook-host9", startup_timeout=60)
     try:
         reply, outputs = run_cell(kc, 'println!("{}", tensorbook::default_device());',
                                   timeout=FIRST_CELL_TIMEOUT)
@@ -88,3 +88,5 @@ def test_an_absent_default_client_is_a_warning_in_the_first_cell():
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=False)
+        subprocess.run([str(BINARY), "kernel", "uninstall", "--name", "tensorbook-host9"],
+                       capture_output=True)
