@@ -42,14 +42,14 @@ impl Progress for Bar {
     }
 }
 
-/// A report whose results disagree is a failed run (the table was printed first).
-fn verdict(report: &bench::Report) -> Result<(), String> {
-    if report.disagreements.is_empty() {
+/// Results that disagree make a failed run (the table was printed first).
+fn verdict(disagreements: &[String]) -> Result<(), String> {
+    if disagreements.is_empty() {
         Ok(())
     } else {
         Err(format!(
             "the results disagree: {}",
-            report.disagreements.join("; ")
+            disagreements.join("; ")
         ))
     }
 }
@@ -84,8 +84,9 @@ pub fn run(what: BenchWhat) -> Result<(), String> {
                 },
                 seed: 42,
             };
-            let report =
+            let figures =
                 bench::matmul(&config, &mut Bar { bar: None }).map_err(|e| e.to_string())?;
+            let report = &figures.report;
             if json {
                 println!("{}", report.to_json());
             } else {
@@ -96,7 +97,7 @@ pub fn run(what: BenchWhat) -> Result<(), String> {
                 std::fs::write(&path, chart)
                     .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             }
-            verdict(&report)
+            verdict(&figures.disagreements)
         }
         BenchWhat::Ops {
             devices,
@@ -399,17 +400,9 @@ mod tests {
 
     #[test]
     fn a_disagreement_fails_the_run() {
-        let mut report = bench::Report {
-            title: "matmul".into(),
-            rows: Vec::new(),
-            notes: vec!["host:0 agrees with binary".into()],
-            disagreements: Vec::new(),
-        };
-        assert!(verdict(&report).is_ok());
-        report
-            .disagreements
-            .push("cuda:0 DISAGREES with binary: max |difference| = 1".into());
-        let error = verdict(&report).unwrap_err();
+        assert!(verdict(&[]).is_ok());
+        let error =
+            verdict(&["cuda:0 DISAGREES with binary: max |difference| = 1".into()]).unwrap_err();
         assert!(error.contains("cuda:0 DISAGREES with binary"), "{error}");
     }
 }

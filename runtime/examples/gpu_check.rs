@@ -327,12 +327,16 @@ fn matmul_rows(gpu: Device) -> Step {
         devices: vec![Device::BINARY, Device::host(0), gpu],
         ..MatmulBench::default()
     };
-    let report = bench::matmul(&bench, &mut Silent)?;
+    let figures = bench::matmul(&bench, &mut Silent)?;
+    let report = &figures.report;
     println!("{}", report.table());
-    if !report.disagreements.is_empty() {
+    if !figures.disagreements.is_empty() {
         return Err(tensorbook::Error::InvalidArgument {
             op: "bench matmul",
-            message: format!("the products disagree: {}", report.disagreements.join("; ")),
+            message: format!(
+                "the products disagree: {}",
+                figures.disagreements.join("; ")
+            ),
         });
     }
     Ok(report.to_json())

@@ -37,15 +37,16 @@ fn matmul_measures_every_available_device_and_checks_its_product() {
         },
         seed: 7,
     };
-    let report = matmul(&bench, &mut Silent).unwrap();
-    let (measured, skipped) = labels(&report);
+    let figures = matmul(&bench, &mut Silent).unwrap();
+    let report = &figures.report;
+    let (measured, skipped) = labels(report);
     let expected_measured = if gpu() { 3 } else { 2 };
     assert_eq!(measured.len(), expected_measured, "{report:?}");
     assert_eq!(skipped.len(), 3 - expected_measured, "{report:?}");
     assert!(
-        report.disagreements.is_empty(),
+        figures.disagreements.is_empty(),
         "{:?}",
-        report.disagreements
+        figures.disagreements
     );
     assert_eq!(
         report.notes.len(),

@@ -345,6 +345,9 @@ pub fn serve(socket: &Path, grace: Duration) -> Result<(), String> {
         .map_err(|e| format!("keeper: {e}"))?;
     let secret = env::text(env::KEEPER_SECRET)
         .ok_or("keeper: started without the session's secret; nobody could attach")?;
+    // The kernel made the directory; the keeper does not serve from one it cannot trust.
+    let dir = socket.parent().ok_or("keeper: a socket has a directory")?;
+    private_dir::check(dir).map_err(|e| format!("keeper: {e}"))?;
     // Nothing this process starts needs it.
     env::remove(env::KEEPER_SECRET);
     let mut held = Held::default();

@@ -197,7 +197,6 @@ pub fn run(
             title: format!("jit: sigmoid(x * y + 0.5) * 2 - y over {} f32", bench.len),
             rows,
             notes,
-            disagreements: Vec::new(),
         },
         speedups,
         versus_numpy,

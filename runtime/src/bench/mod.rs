@@ -212,9 +212,16 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// Remarks under the table (e.g. whether the results agree).
     pub notes: Vec<String>,
-    /// The checks of results that failed (a device whose result is outside the stated
-    /// tolerance of the reference's), each as a sentence; a tool that prints the report exits
-    /// with an error when there is any.
+}
+
+/// What [`matmul`] found: the report, and the devices whose product is outside the stated
+/// tolerance of the reference's (each as its note); a tool that prints the report fails when
+/// there is any.
+#[derive(Clone, Debug)]
+pub struct MatmulFigures {
+    /// The table, chart and notes.
+    pub report: Report,
+    /// The notes of the devices that disagree with the reference.
     pub disagreements: Vec<String>,
 }
 
@@ -403,12 +410,7 @@ impl Report {
                 }
             })
             .collect();
-        serde_json::json!({
-            "title": self.title,
-            "rows": rows,
-            "notes": self.notes,
-            "disagreements": self.disagreements,
-        })
+        serde_json::json!({ "title": self.title, "rows": rows, "notes": self.notes })
     }
 }
 
@@ -526,7 +528,7 @@ pub fn matmul_agreement(
 /// results compared with the first device's within [`matmul_tolerance`] (a note per device;
 /// a device outside it is a disagreement). A device whose client is unavailable becomes a
 /// skipped row with the reason.
-pub fn matmul(bench: &MatmulBench, progress: &mut dyn Progress) -> Result<Report> {
+pub fn matmul(bench: &MatmulBench, progress: &mut dyn Progress) -> Result<MatmulFigures> {
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     let mut disagreements = Vec::new();
@@ -573,10 +575,12 @@ pub fn matmul(bench: &MatmulBench, progress: &mut dyn Progress) -> Result<Report
         rows.push(Row::Measured(m));
     }
     progress.finish();
-    Ok(Report {
-        title: format!("matmul {shape}"),
-        rows,
-        notes,
+    Ok(MatmulFigures {
+        report: Report {
+            title: format!("matmul {shape}"),
+            rows,
+            notes,
+        },
         disagreements,
     })
 }
@@ -643,7 +647,8 @@ mod tests {
             },
             ..MatmulBench::default()
         };
-        let report = matmul(&bench, &mut Silent).unwrap();
+        let figures = matmul(&bench, &mut Silent).unwrap();
+        let report = &figures.report;
         let gpu = usize::from(client_info(crate::device::Client::Cuda).available);
         assert_eq!(report.measured().count(), 2 + gpu);
         assert!(report.on(Device::host(0)).is_some());
@@ -652,7 +657,7 @@ mod tests {
             "{:?}",
             report.notes
         );
-        assert!(report.disagreements.is_empty());
+        assert!(figures.disagreements.is_empty());
         // With a GPU, its row is measured and checked like host's.
         if client_info(crate::device::Client::Cuda).available {
             assert_eq!(report.measured().count(), 3);

@@ -242,7 +242,6 @@ pub fn run(
             ),
             rows,
             notes,
-            disagreements: Vec::new(),
         },
         jit_over_eager,
         jit_over_jax,
