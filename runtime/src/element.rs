@@ -240,10 +240,44 @@ pub trait Float: Element {
     fn ceil(self) -> Self;
     /// Round half away from zero.
     fn round(self) -> Self;
+    /// e^x - 1, exact near 0.
+    fn exp_m1(self) -> Self;
+    /// ln(1 + x), exact near 0.
+    fn ln_1p(self) -> Self;
+    /// log₂ x.
+    fn log2(self) -> Self;
+    /// log₁₀ x.
+    fn log10(self) -> Self;
+    /// tan x.
+    fn tan(self) -> Self;
+    /// sinh x.
+    fn sinh(self) -> Self;
+    /// cosh x.
+    fn cosh(self) -> Self;
+    /// arcsin x.
+    fn asin(self) -> Self;
+    /// arccos x.
+    fn acos(self) -> Self;
+    /// arctan x.
+    fn atan(self) -> Self;
+    /// arsinh x.
+    fn asinh(self) -> Self;
+    /// arcosh x.
+    fn acosh(self) -> Self;
+    /// artanh x.
+    fn atanh(self) -> Self;
+    /// ∛x.
+    fn cbrt(self) -> Self;
+    /// the error function.
+    fn erf(self) -> Self;
+    /// 1 - erf x, exact in the tail.
+    fn erfc(self) -> Self;
+    /// the inverse of erf on (-1, 1).
+    fn erf_inv(self) -> Self;
 }
 
 macro_rules! float_math {
-    ($t:ty) => {
+    ($t:ty, $erf:ident, $erfc:ident, $erf_inv:ident) => {
         impl Float for $t {
             fn exp(self) -> Self {
                 <$t>::exp(self)
@@ -272,12 +306,63 @@ macro_rules! float_math {
             fn round(self) -> Self {
                 <$t>::round(self)
             }
+            fn exp_m1(self) -> Self {
+                <$t>::exp_m1(self)
+            }
+            fn ln_1p(self) -> Self {
+                <$t>::ln_1p(self)
+            }
+            fn log2(self) -> Self {
+                <$t>::log2(self)
+            }
+            fn log10(self) -> Self {
+                <$t>::log10(self)
+            }
+            fn tan(self) -> Self {
+                <$t>::tan(self)
+            }
+            fn sinh(self) -> Self {
+                <$t>::sinh(self)
+            }
+            fn cosh(self) -> Self {
+                <$t>::cosh(self)
+            }
+            fn asin(self) -> Self {
+                <$t>::asin(self)
+            }
+            fn acos(self) -> Self {
+                <$t>::acos(self)
+            }
+            fn atan(self) -> Self {
+                <$t>::atan(self)
+            }
+            fn asinh(self) -> Self {
+                <$t>::asinh(self)
+            }
+            fn acosh(self) -> Self {
+                <$t>::acosh(self)
+            }
+            fn atanh(self) -> Self {
+                <$t>::atanh(self)
+            }
+            fn cbrt(self) -> Self {
+                <$t>::cbrt(self)
+            }
+            fn erf(self) -> Self {
+                crate::special::$erf(self)
+            }
+            fn erfc(self) -> Self {
+                crate::special::$erfc(self)
+            }
+            fn erf_inv(self) -> Self {
+                crate::special::$erf_inv(self)
+            }
         }
     };
 }
 
-float_math!(f32);
-float_math!(f64);
+float_math!(f32, erf_f32, erfc_f32, erf_inv_f32);
+float_math!(f64, erf_f64, erfc_f64, erf_inv_f64);
 float_element!(f32, DType::F32, F32);
 float_element!(f64, DType::F64, F64);
 int_element!(u8, DType::U8, U8);

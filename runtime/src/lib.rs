@@ -58,6 +58,7 @@ mod session;
 mod settings;
 mod shape;
 mod shared_memory;
+mod special;
 mod tensor;
 #[cfg(feature = "test-hooks")]
 pub mod testing;

@@ -282,6 +282,40 @@ impl Tensor {
         ceil => Ceil,
         /// Round half away from zero.
         round => Round,
+        /// `e^x - 1`, exact for small `x` (integers become f32).
+        expm1 => Expm1,
+        /// `ln(1 + x)`, exact for small `x` (integers become f32).
+        log1p => Log1p,
+        /// Base-2 logarithm (integers become f32).
+        log2 => Log2,
+        /// Base-10 logarithm (integers become f32).
+        log10 => Log10,
+        /// Tangent (integers become f32).
+        tan => Tan,
+        /// Hyperbolic sine (integers become f32).
+        sinh => Sinh,
+        /// Hyperbolic cosine (integers become f32).
+        cosh => Cosh,
+        /// Inverse sine, NaN outside [-1, 1] (integers become f32).
+        asin => Asin,
+        /// Inverse cosine, NaN outside [-1, 1] (integers become f32).
+        acos => Acos,
+        /// Inverse tangent (integers become f32).
+        atan => Atan,
+        /// Inverse hyperbolic sine (integers become f32).
+        asinh => Asinh,
+        /// Inverse hyperbolic cosine, NaN below 1 (integers become f32).
+        acosh => Acosh,
+        /// Inverse hyperbolic tangent, ±inf at ±1 (integers become f32).
+        atanh => Atanh,
+        /// Cube root, negative for negative `x` (integers become f32).
+        cbrt => Cbrt,
+        /// The error function (integers become f32).
+        erf => Erf,
+        /// The complementary error function `1 - erf(x)`, exact in the tail (integers become f32).
+        erfc => Erfc,
+        /// The inverse error function: ±inf at ±1, NaN outside (integers become f32).
+        erf_inv => ErfInv,
     }
 
     fn reduce_op(

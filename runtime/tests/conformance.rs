@@ -75,12 +75,18 @@ proptest! {
     fn unary_and_cast(s in shape(4), d in dtype(), seed in any::<u64>()) {
         let inputs = [random(seed, d, &s)];
         type Op = fn(&Tensor) -> tensorbook::Result<Tensor>;
-        let ops: [(&str, Op); 15] = [
+        let ops: [(&str, Op); 32] = [
             ("negate", Tensor::negate), ("abs", Tensor::abs), ("sign", Tensor::sign),
             ("square", Tensor::square), ("exp", Tensor::exp), ("log", Tensor::log),
             ("sqrt", Tensor::sqrt), ("rsqrt", Tensor::rsqrt), ("tanh", Tensor::tanh),
             ("sigmoid", Tensor::sigmoid), ("sin", Tensor::sin), ("cos", Tensor::cos),
             ("floor", Tensor::floor), ("ceil", Tensor::ceil), ("round", Tensor::round),
+            ("expm1", Tensor::expm1), ("log1p", Tensor::log1p), ("log2", Tensor::log2),
+            ("log10", Tensor::log10), ("tan", Tensor::tan), ("sinh", Tensor::sinh),
+            ("cosh", Tensor::cosh), ("asin", Tensor::asin), ("acos", Tensor::acos),
+            ("atan", Tensor::atan), ("asinh", Tensor::asinh), ("acosh", Tensor::acosh),
+            ("atanh", Tensor::atanh), ("cbrt", Tensor::cbrt), ("erf", Tensor::erf),
+            ("erfc", Tensor::erfc), ("erf_inv", Tensor::erf_inv),
         ];
         for (name, op) in ops {
             conform(&format!("{name} {d}{s:?}"), &inputs, |t| op(&t[0]));

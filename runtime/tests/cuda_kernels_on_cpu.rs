@@ -35,6 +35,35 @@ inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; 
 inline double __longlong_as_double(long long i) { double d; std::memcpy(&d, &i, 8); return d; }
 using std::exp; using std::log; using std::sqrt; using std::tanh; using std::sin; using std::cos;
 using std::floor; using std::ceil; using std::round; using std::pow;
+// CUDA's erfinv has no C counterpart: the same method as the runtime's reference (Giles'
+// approximation, Halley steps on erf, or erfc in the tails, until they stop moving it).
+inline double erfinv(double y) {
+    if (std::isnan(y) || std::fabs(y) > 1.0) return NAN;
+    if (std::fabs(y) == 1.0) return std::copysign(INFINITY, y);
+    if (y == 0.0) return y;
+    double a = std::fabs(y);
+    double w = -std::log((1.0 - a) * (1.0 + a));
+    static const double lo[] = {2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+        0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941};
+    static const double hi[] = {-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+        0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682};
+    const double* c = w < 5.0 ? lo : hi;
+    w = w < 5.0 ? w - 2.5 : std::sqrt(w) - 3.0;
+    double p = 0.0;
+    for (int i = 0; i < 9; i++) p = c[i] + p * w;
+    double x = p * a;
+    for (int k = 0; k < 6; k++) {
+        double f = a < 0.5 ? std::erf(x) - a : (1.0 - a) - std::erfc(x);
+        double slope = 1.1283791670955126 * std::exp(-x * x);
+        if (slope == 0.0 || !std::isfinite(f)) break;
+        double step = f / slope;
+        double change = step / (1.0 + x * step);
+        x -= change;
+        if (std::fabs(change) <= 2.220446049250313e-16 * std::fabs(x)) break;
+    }
+    return std::copysign(x, y);
+}
+inline float erfinvf(float y) { return (float)erfinv((double)y); }
 "#;
 
 #[repr(C)]
@@ -283,6 +312,23 @@ fn unary_kernels_match_binary() {
                 UnaryOp::Floor => x.floor(),
                 UnaryOp::Ceil => x.ceil(),
                 UnaryOp::Round => x.round(),
+                UnaryOp::Expm1 => x.expm1(),
+                UnaryOp::Log1p => x.log1p(),
+                UnaryOp::Log2 => x.log2(),
+                UnaryOp::Log10 => x.log10(),
+                UnaryOp::Tan => x.tan(),
+                UnaryOp::Sinh => x.sinh(),
+                UnaryOp::Cosh => x.cosh(),
+                UnaryOp::Asin => x.asin(),
+                UnaryOp::Acos => x.acos(),
+                UnaryOp::Atan => x.atan(),
+                UnaryOp::Asinh => x.asinh(),
+                UnaryOp::Acosh => x.acosh(),
+                UnaryOp::Atanh => x.atanh(),
+                UnaryOp::Cbrt => x.cbrt(),
+                UnaryOp::Erf => x.erf(),
+                UnaryOp::Erfc => x.erfc(),
+                UnaryOp::ErfInv => x.erf_inv(),
             }
             .unwrap();
             let rx = raw(&x);

@@ -524,3 +524,56 @@ fn a_gradient_too_large_to_hold_is_an_error_not_an_abort() {
     let e = f.call(&x).unwrap_err().to_string();
     assert!(e.contains("cannot allocate f64[200000][200000]"), "{e}");
 }
+
+/// Every float math function's gradient (Nx's grad.ex rules) against central differences of
+/// the function itself, in f64, at points inside its domain, on every device.
+#[test]
+fn float_math_gradients_match_central_differences() {
+    type Op = fn(&Tensor) -> Result<Tensor>;
+    let inside = [-0.7, -0.2, 0.3, 0.8];
+    let positive = [0.3, 0.9, 1.7, 2.6];
+    let above_one = [1.2, 1.6, 2.3, 3.1];
+    let cases: [(&str, Op, [f64; 4]); 17] = [
+        ("expm1", Tensor::expm1, inside),
+        ("log1p", Tensor::log1p, inside),
+        ("log2", Tensor::log2, positive),
+        ("log10", Tensor::log10, positive),
+        ("tan", Tensor::tan, inside),
+        ("sinh", Tensor::sinh, inside),
+        ("cosh", Tensor::cosh, inside),
+        ("asin", Tensor::asin, inside),
+        ("acos", Tensor::acos, inside),
+        ("atan", Tensor::atan, [-2.0, -0.2, 0.3, 1.9]),
+        ("asinh", Tensor::asinh, [-2.0, -0.2, 0.3, 1.9]),
+        ("acosh", Tensor::acosh, above_one),
+        ("atanh", Tensor::atanh, inside),
+        ("cbrt", Tensor::cbrt, [-2.0, -0.3, 0.4, 1.9]),
+        ("erf", Tensor::erf, [-1.5, -0.2, 0.3, 1.1]),
+        ("erfc", Tensor::erfc, [-1.5, -0.2, 0.3, 1.1]),
+        ("erf_inv", Tensor::erf_inv, inside),
+    ];
+    let h = 1e-6;
+    for device in devices() {
+        for (name, op, points) in cases {
+            let x = on(device).from_slice(&points, &[4]).unwrap();
+            let g = grad(move |x: &Tensor| op(x)?.sum(None, false))
+                .call(&x)
+                .unwrap();
+            let got = g[0].to_vec::<f64>().unwrap();
+            let up = op(&x.add(h).unwrap()).unwrap().to_vec::<f64>().unwrap();
+            let down = op(&x.subtract(h).unwrap())
+                .unwrap()
+                .to_vec::<f64>()
+                .unwrap();
+            for i in 0..4 {
+                let expected = (up[i] - down[i]) / (2.0 * h);
+                assert!(
+                    (got[i] - expected).abs() <= 1e-6 * expected.abs().max(1.0),
+                    "{name}'({}) on {device}: {} against {expected}",
+                    points[i],
+                    got[i]
+                );
+            }
+        }
+    }
+}

@@ -251,3 +251,61 @@ fn binary_sums_and_dots_accumulate_pairwise() {
     let error = relative_error(&format!("f32 dot of {n} on binary"), dot, exact);
     assert!(error < 1e-6, "binary dot: {dot} vs {exact}");
 }
+
+/// Nx's documented examples for the float math functions (`Nx.expm1(1)` ... `Nx.erf_inv(0.1)`):
+/// integers become f32, and the values are Nx's, on every device.
+#[test]
+fn float_math_follows_nx_documented_examples() {
+    type Op = fn(&Tensor) -> tensorbook::Result<Tensor>;
+    // (function, integer argument or None, float argument, Nx's f32 result)
+    let examples: [(&str, Op, Option<i32>, f32, f32); 17] = [
+        ("expm1", Tensor::expm1, Some(1), 1.0, 1.718_281_7),
+        ("log1p", Tensor::log1p, Some(1), 1.0, 0.693_147_2),
+        ("log2", Tensor::log2, Some(2), 2.0, 1.0),
+        ("log10", Tensor::log10, Some(10), 10.0, 1.0),
+        ("tan", Tensor::tan, Some(1), 1.0, 1.557_407_7),
+        ("sinh", Tensor::sinh, Some(1), 1.0, 1.175_201_1),
+        ("cosh", Tensor::cosh, Some(1), 1.0, 1.543_080_6),
+        ("asin", Tensor::asin, None, 0.1, 0.100_167_4),
+        ("acos", Tensor::acos, None, 0.1, 1.470_628_9),
+        ("atan", Tensor::atan, Some(1), 1.0, 0.785_398_2),
+        ("asinh", Tensor::asinh, Some(1), 1.0, 0.881_373_6),
+        ("acosh", Tensor::acosh, Some(1), 1.0, 0.0),
+        ("atanh", Tensor::atanh, None, 0.1, 0.100_335_35),
+        ("cbrt", Tensor::cbrt, Some(1), 1.0, 1.0),
+        ("erf", Tensor::erf, Some(1), 1.0, 0.842_700_8),
+        ("erfc", Tensor::erfc, Some(1), 1.0, 0.157_299_2),
+        ("erf_inv", Tensor::erf_inv, None, 0.1, 0.088_855_99),
+    ];
+    for d in devices() {
+        for (name, op, int, float, expected) in examples {
+            let mut inputs = vec![on(d).scalar(float).unwrap()];
+            if let Some(i) = int {
+                inputs.push(on(d).scalar(i).unwrap());
+            }
+            for x in inputs {
+                let y = op(&x).unwrap();
+                assert_eq!(y.dtype(), DType::F32, "{name} of {} on {d}", x.dtype());
+                assert_eq!(y.device(), d);
+                let got = y.to_scalar::<f32>().unwrap();
+                assert!(
+                    (got - expected).abs() <= 1e-6 * expected.abs().max(1.0),
+                    "{name}({float}) on {d}: {got}, Nx gives {expected}"
+                );
+            }
+        }
+        // Edges: the domains' ends as Nx (XLA) gives them.
+        let ends = on(d).from_vec(vec![-1.0f64, 1.0, 2.0], &[3]).unwrap();
+        let inv = ends.erf_inv().unwrap().to_vec::<f64>().unwrap();
+        assert_eq!(inv[..2], [f64::NEG_INFINITY, f64::INFINITY], "{d}");
+        assert!(inv[2].is_nan(), "{d}");
+        let at = ends.atanh().unwrap().to_vec::<f64>().unwrap();
+        assert_eq!(at[..2], [f64::NEG_INFINITY, f64::INFINITY], "{d}");
+        // Exact near 0, where exp(x) - 1 and log(1 + x) lose every digit.
+        let tiny = on(d).from_vec(vec![1e-10f64], &[1]).unwrap();
+        let e = tiny.expm1().unwrap().to_vec::<f64>().unwrap()[0];
+        assert!((e / 1.00000000005e-10 - 1.0).abs() < 1e-15, "{e} on {d}");
+        let l = tiny.log1p().unwrap().to_vec::<f64>().unwrap()[0];
+        assert!((l / 9.9999999995e-11 - 1.0).abs() < 1e-15, "{l} on {d}");
+    }
+}

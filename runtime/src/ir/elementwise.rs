@@ -162,11 +162,45 @@ pub enum UnaryOp {
     Ceil,
     /// round half away from zero (identity on integers)
     Round,
+    /// e^x - 1, exact near 0 (float)
+    Expm1,
+    /// ln(1 + x), exact near 0 (float)
+    Log1p,
+    /// log₂ x (float)
+    Log2,
+    /// log₁₀ x (float)
+    Log10,
+    /// tan x (float)
+    Tan,
+    /// sinh x (float)
+    Sinh,
+    /// cosh x (float)
+    Cosh,
+    /// arcsin x (float)
+    Asin,
+    /// arccos x (float)
+    Acos,
+    /// arctan x (float)
+    Atan,
+    /// arsinh x (float)
+    Asinh,
+    /// arcosh x (float)
+    Acosh,
+    /// artanh x (float)
+    Atanh,
+    /// ∛x (float)
+    Cbrt,
+    /// the error function (float)
+    Erf,
+    /// 1 - erf x, exact in the tail (float)
+    Erfc,
+    /// the inverse of erf on (-1, 1) (float)
+    ErfInv,
 }
 
 impl UnaryOp {
     /// Every elementwise op of one operand.
-    pub const ALL: [UnaryOp; 15] = [
+    pub const ALL: [UnaryOp; 32] = [
         UnaryOp::Negate,
         UnaryOp::Abs,
         UnaryOp::Sign,
@@ -182,6 +216,23 @@ impl UnaryOp {
         UnaryOp::Floor,
         UnaryOp::Ceil,
         UnaryOp::Round,
+        UnaryOp::Expm1,
+        UnaryOp::Log1p,
+        UnaryOp::Log2,
+        UnaryOp::Log10,
+        UnaryOp::Tan,
+        UnaryOp::Sinh,
+        UnaryOp::Cosh,
+        UnaryOp::Asin,
+        UnaryOp::Acos,
+        UnaryOp::Atan,
+        UnaryOp::Asinh,
+        UnaryOp::Acosh,
+        UnaryOp::Atanh,
+        UnaryOp::Cbrt,
+        UnaryOp::Erf,
+        UnaryOp::Erfc,
+        UnaryOp::ErfInv,
     ];
 
     /// The op's name in error messages.
@@ -202,6 +253,23 @@ impl UnaryOp {
             UnaryOp::Floor => "floor",
             UnaryOp::Ceil => "ceil",
             UnaryOp::Round => "round",
+            UnaryOp::Expm1 => "expm1",
+            UnaryOp::Log1p => "log1p",
+            UnaryOp::Log2 => "log2",
+            UnaryOp::Log10 => "log10",
+            UnaryOp::Tan => "tan",
+            UnaryOp::Sinh => "sinh",
+            UnaryOp::Cosh => "cosh",
+            UnaryOp::Asin => "asin",
+            UnaryOp::Acos => "acos",
+            UnaryOp::Atan => "atan",
+            UnaryOp::Asinh => "asinh",
+            UnaryOp::Acosh => "acosh",
+            UnaryOp::Atanh => "atanh",
+            UnaryOp::Cbrt => "cbrt",
+            UnaryOp::Erf => "erf",
+            UnaryOp::Erfc => "erfc",
+            UnaryOp::ErfInv => "erf_inv",
         }
     }
 
@@ -217,6 +285,23 @@ impl UnaryOp {
                 | UnaryOp::Sigmoid
                 | UnaryOp::Sin
                 | UnaryOp::Cos
+                | UnaryOp::Expm1
+                | UnaryOp::Log1p
+                | UnaryOp::Log2
+                | UnaryOp::Log10
+                | UnaryOp::Tan
+                | UnaryOp::Sinh
+                | UnaryOp::Cosh
+                | UnaryOp::Asin
+                | UnaryOp::Acos
+                | UnaryOp::Atan
+                | UnaryOp::Asinh
+                | UnaryOp::Acosh
+                | UnaryOp::Atanh
+                | UnaryOp::Cbrt
+                | UnaryOp::Erf
+                | UnaryOp::Erfc
+                | UnaryOp::ErfInv
         )
     }
 
@@ -261,6 +346,23 @@ impl UnaryOp {
             UnaryOp::Floor => x.floor(),
             UnaryOp::Ceil => x.ceil(),
             UnaryOp::Round => x.round(),
+            UnaryOp::Expm1 => x.exp_m1(),
+            UnaryOp::Log1p => x.ln_1p(),
+            UnaryOp::Log2 => x.log2(),
+            UnaryOp::Log10 => x.log10(),
+            UnaryOp::Tan => x.tan(),
+            UnaryOp::Sinh => x.sinh(),
+            UnaryOp::Cosh => x.cosh(),
+            UnaryOp::Asin => x.asin(),
+            UnaryOp::Acos => x.acos(),
+            UnaryOp::Atan => x.atan(),
+            UnaryOp::Asinh => x.asinh(),
+            UnaryOp::Acosh => x.acosh(),
+            UnaryOp::Atanh => x.atanh(),
+            UnaryOp::Cbrt => x.cbrt(),
+            UnaryOp::Erf => x.erf(),
+            UnaryOp::Erfc => x.erfc(),
+            UnaryOp::ErfInv => x.erf_inv(),
             other => other.apply(x),
         }
     }

@@ -247,10 +247,46 @@ fn unary(op: UnaryOp, site: &Site<'_>, g: &Tensor) -> Result<Tensor> {
         UnaryOp::Sigmoid => g.multiply(&out)?.multiply(&out.negate()?.add(1.0)?),
         UnaryOp::Sin => g.multiply(&x.cos()?),
         UnaryOp::Cos => g.multiply(&x.sin()?.negate()?),
+        // Nx's grad.ex rules for the rest of the float math, each written with the op set.
+        UnaryOp::Expm1 => g.multiply(&out.add(1.0)?),
+        UnaryOp::Log1p => g.divide(&x.add(1.0)?),
+        UnaryOp::Log2 => g.divide(&x.multiply(std::f64::consts::LN_2)?),
+        UnaryOp::Log10 => g.divide(&x.multiply(std::f64::consts::LN_10)?),
+        UnaryOp::Tan => g.multiply(&out.square()?.add(1.0)?),
+        UnaryOp::Sinh => g.multiply(&x.cosh()?),
+        UnaryOp::Cosh => g.multiply(&x.sinh()?),
+        UnaryOp::Asin => g.multiply(&one_minus_square(x)?.rsqrt()?),
+        UnaryOp::Acos => g.multiply(&one_minus_square(x)?.rsqrt()?)?.negate(),
+        UnaryOp::Atan => g.divide(&x.square()?.add(1.0)?),
+        UnaryOp::Asinh => g.multiply(&x.square()?.add(1.0)?.rsqrt()?),
+        UnaryOp::Acosh => g.multiply(&x.square()?.subtract(1.0)?.rsqrt()?),
+        UnaryOp::Atanh => g.divide(&one_minus_square(x)?),
+        UnaryOp::Cbrt => g.divide(&out.square()?.multiply(3.0)?),
+        UnaryOp::Erf => g.multiply(&erf_slope(x)?),
+        UnaryOp::Erfc => g.multiply(&erf_slope(x)?)?.negate(),
+        // d erf⁻¹(y) = √π/2 · e^(erf⁻¹(y)²)
+        UnaryOp::ErfInv => g.multiply(
+            &out.square()?
+                .exp()?
+                .multiply(std::f64::consts::PI.sqrt() / 2.0)?,
+        ),
         UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round => {
             site.zeros(dt, x.shape())
         }
     }
+}
+
+/// `1 - x²`.
+fn one_minus_square(x: &Tensor) -> Result<Tensor> {
+    x.square()?.negate()?.add(1.0)
+}
+
+/// erf's slope, `2/√π · e^(-x²)`.
+fn erf_slope(x: &Tensor) -> Result<Tensor> {
+    x.square()?
+        .negate()?
+        .exp()?
+        .multiply(std::f64::consts::FRAC_2_SQRT_PI)
 }
 
 fn reduce(
