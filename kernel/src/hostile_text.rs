@@ -407,6 +407,23 @@ fn grammar_text(spine: &[&Production], n: usize) -> String {
     text
 }
 
+/// Finds (by bisection, from `from` productions on) the longest prefix of `spine` the limits
+/// admit, and has every reader read it at the kernel's stack sizes.
+fn read_the_deepest_admitted(spine: &[&Production], from: usize) {
+    let (mut low, mut high) = (from, spine.len());
+    while high - low > 1 {
+        let mid = (low + high) / 2;
+        if text_limits::check_cell(&grammar_text(spine, mid)).is_ok() {
+            low = mid;
+        } else {
+            high = mid;
+        }
+    }
+    let admitted = grammar_text(spine, low);
+    let cursor = admitted.len() / 2;
+    read_everything(admitted, cursor);
+}
+
 /// The grammar's productions, each at least one level deep (so the measure of a spine of `n`
 /// productions is at least `n`), and every kind reachable from a cell.
 #[test]
@@ -451,18 +468,7 @@ fn every_production_repeated_is_refused_past_the_limit() {
             production.before.to_string() + production.after,
             MAX_NESTING + 1
         );
-        let (mut low, mut high) = (way_in, spine.len());
-        while high - low > 1 {
-            let mid = (low + high) / 2;
-            if text_limits::check_cell(&grammar_text(&spine, mid)).is_ok() {
-                low = mid;
-            } else {
-                high = mid;
-            }
-        }
-        let admitted = grammar_text(&spine, low);
-        let cursor = admitted.len() / 2;
-        read_everything(admitted, cursor);
+        read_the_deepest_admitted(&spine, way_in);
     }
 }
 
@@ -505,18 +511,7 @@ proptest! {
         if spine.len() > MAX_NESTING {
             prop_assert!(text_limits::check_cell(&full).is_err(), "admitted: {}", &full[..200]);
         }
-        let (mut low, mut high) = (0, spine.len());
-        while high - low > 1 {
-            let mid = (low + high) / 2;
-            if text_limits::check_cell(&grammar_text(&spine, mid)).is_ok() {
-                low = mid;
-            } else {
-                high = mid;
-            }
-        }
-        let admitted = grammar_text(&spine, low);
-        let cursor = admitted.len() / 2;
-        read_everything(admitted, cursor);
+        read_the_deepest_admitted(&spine, 0);
         read_everything(full, 3);
     }
 }
