@@ -1,7 +1,7 @@
 //! The op IR: every operation a backend computes, as plain data with its static arguments,
 //! and the scalar meaning of each elementwise op and reduction (so that the backends differ
 //! only in how they loop; the cuda kernels restate it in `cuda/kernels.cu`). The frontend
-//! (`ops.rs`) builds an [`Op`] after checking shapes, dtypes and placement; `jit` records them
+//! (`ops/`) builds an [`Op`] after checking shapes, dtypes and placement; `jit` records them
 //! and builds [`fused::Fused`] regions; backends compute them. Nothing here knows a backend or
 //! a tensor.
 
@@ -15,7 +15,7 @@ use crate::dtype::DType;
 use crate::shape::{numel, without_axes};
 
 /// One operation of the op set with its static arguments: the whole op set, written once.
-/// Shapes, axes and views are validated by the frontend (`ops.rs`) before an `Op` is built, so
+/// Shapes, axes and views are validated by the frontend (`ops/`) before an `Op` is built, so
 /// a backend may rely on them being consistent with its inputs' lengths; it must still not
 /// panic on any element value. Being plain data, an `Op` can be queued (the `sim` device runs
 /// it later on its own thread) or recorded.

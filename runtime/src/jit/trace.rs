@@ -71,7 +71,7 @@ fn foreign(tensor: &Tensor) -> Error {
 }
 
 /// Records `op` on `device` over `operands` (at least one of them a placeholder) and returns
-/// the placeholder of its result: what `ops.rs` does instead of dispatching while tracing.
+/// the placeholder of its result: what `ops/` does instead of dispatching while tracing.
 pub(crate) fn record(
     device: Device,
     op: Op,

@@ -1,0 +1,194 @@
+//! Elementwise ops: casts, the binary ops with Nx's type promotion and number literals, and
+//! the unary ops (float-only ones take integers as f32, as Nx does).
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ir::{BinaryOp, Op, Strided, UnaryOp};
+use crate::session::resolve_device;
+use crate::shape::{broadcast_shapes, broadcast_strides, check_shape};
+use crate::tensor::Tensor;
+
+use super::{merge_number, run, Operand};
+
+macro_rules! binary_methods {
+    ($($(#[$doc:meta])* $name:ident => $op:ident),* $(,)?) => {$(
+        $(#[$doc])*
+        pub fn $name<'a>(&self, rhs: impl Into<Operand<'a>>) -> Result<Tensor> {
+            self.binary_op(BinaryOp::$op, rhs.into())
+        }
+    )*};
+}
+
+macro_rules! unary_methods {
+    ($($(#[$doc:meta])* $name:ident => $op:ident),* $(,)?) => {$(
+        $(#[$doc])*
+        pub fn $name(&self) -> Result<Tensor> {
+            self.unary_op(UnaryOp::$op)
+        }
+    )*};
+}
+
+impl Tensor {
+    /// Converts this tensor to `dtype` (the same tensor when it already has that dtype:
+    /// tensors are immutable, so nothing is copied).
+    pub fn as_type(&self, dtype: DType) -> Result<Tensor> {
+        let device = resolve_device("as_type", None, &[self])?;
+        self.prepared(dtype, device)
+    }
+
+    /// A rank-0 tensor of `dtype` holding a number literal, exactly when the dtype holds it.
+    fn literal(&self, number: Operand<'_>, dtype: DType) -> Result<Tensor> {
+        let buffer = match number {
+            Operand::Integer(v) => crate::buffer::with_dtype!(dtype, T => {
+                use crate::element::Element;
+                // merge_number chose a dtype that holds v; floats round as `as` does.
+                let value = if dtype.is_float() { T::from_f64(v as f64) } else { T::from_i64(v as i64) };
+                T::into_buffer(vec![value])
+            }),
+            Operand::Float(v) => crate::buffer::with_dtype!(dtype, T => {
+                use crate::element::Element;
+                T::into_buffer(vec![T::from_f64(v)])
+            }),
+            Operand::Tensor(t) => return Ok(t.clone()),
+        };
+        Tensor::from_host(buffer, Vec::new(), self.device())
+    }
+
+    fn binary_op(&self, op: BinaryOp, rhs: Operand<'_>) -> Result<Tensor> {
+        let mut dtype = merge_number(self.dtype(), rhs).map_err(|e| match e {
+            Error::InvalidArgument { message, .. } => Error::InvalidArgument {
+                op: op.name(),
+                message,
+            },
+            other => other,
+        })?;
+        let rhs = self.literal(rhs, dtype)?;
+        let device = resolve_device(op.name(), None, &[self, &rhs])?;
+        if op == BinaryOp::Divide {
+            dtype = dtype.to_float();
+        }
+        let out_shape = broadcast_shapes(op.name(), self.shape(), rhs.shape())?;
+        check_shape(op.name(), &out_shape, dtype)?;
+        let (a, b) = (self.prepared(dtype, device)?, rhs.prepared(dtype, device)?);
+        let kernel = Op::Binary {
+            op,
+            lhs: Strided {
+                offset: 0,
+                strides: broadcast_strides(a.shape(), &out_shape),
+            },
+            rhs: Strided {
+                offset: 0,
+                strides: broadcast_strides(b.shape(), &out_shape),
+            },
+            out_shape: out_shape.clone(),
+        };
+        run(device, kernel, &[&a, &b], out_shape)
+    }
+
+    binary_methods! {
+        /// Elementwise `self + rhs` with broadcasting.
+        add => Add,
+        /// Elementwise `self - rhs` with broadcasting.
+        subtract => Subtract,
+        /// Elementwise `self * rhs` with broadcasting.
+        multiply => Multiply,
+        /// Elementwise `self / rhs`; integers are divided as f32, as in Nx.
+        divide => Divide,
+        /// Elementwise `self ^ rhs`.
+        pow => Pow,
+        /// Elementwise minimum (see `reduce_min` for the reduction).
+        min => Min,
+        /// Elementwise maximum (see `reduce_max` for the reduction).
+        max => Max,
+        /// Elementwise `==`, as u8 0/1.
+        equal => Equal,
+        /// Elementwise `!=`, as u8 0/1.
+        not_equal => NotEqual,
+        /// Elementwise `<`, as u8 0/1.
+        less => Less,
+        /// Elementwise `<=`, as u8 0/1.
+        less_equal => LessEqual,
+        /// Elementwise `>`, as u8 0/1.
+        greater => Greater,
+        /// Elementwise `>=`, as u8 0/1.
+        greater_equal => GreaterEqual,
+    }
+
+    fn unary_op(&self, op: UnaryOp) -> Result<Tensor> {
+        let device = resolve_device(op.name(), None, &[self])?;
+        let dtype = if op.needs_float() {
+            self.dtype().to_float()
+        } else {
+            self.dtype()
+        };
+        let x = self.prepared(dtype, device)?;
+        run(device, Op::Unary(op), &[&x], self.shape().to_vec())
+    }
+
+    unary_methods! {
+        /// `-x`.
+        negate => Negate,
+        /// `|x|`.
+        abs => Abs,
+        /// -1, 0 or 1.
+        sign => Sign,
+        /// `x * x`.
+        square => Square,
+        /// `e^x` (integers become f32).
+        exp => Exp,
+        /// Natural logarithm (integers become f32).
+        log => Log,
+        /// Square root (integers become f32).
+        sqrt => Sqrt,
+        /// `1/√x` (integers become f32).
+        rsqrt => Rsqrt,
+        /// Hyperbolic tangent (integers become f32).
+        tanh => Tanh,
+        /// Logistic sigmoid (integers become f32).
+        sigmoid => Sigmoid,
+        /// Sine (integers become f32).
+        sin => Sin,
+        /// Cosine (integers become f32).
+        cos => Cos,
+        /// Round down.
+        floor => Floor,
+        /// Round up.
+        ceil => Ceil,
+        /// Round half away from zero.
+        round => Round,
+        /// `e^x - 1`, exact for small `x` (integers become f32).
+        expm1 => Expm1,
+        /// `ln(1 + x)`, exact for small `x` (integers become f32).
+        log1p => Log1p,
+        /// Base-2 logarithm (integers become f32).
+        log2 => Log2,
+        /// Base-10 logarithm (integers become f32).
+        log10 => Log10,
+        /// Tangent (integers become f32).
+        tan => Tan,
+        /// Hyperbolic sine (integers become f32).
+        sinh => Sinh,
+        /// Hyperbolic cosine (integers become f32).
+        cosh => Cosh,
+        /// Inverse sine, NaN outside [-1, 1] (integers become f32).
+        asin => Asin,
+        /// Inverse cosine, NaN outside [-1, 1] (integers become f32).
+        acos => Acos,
+        /// Inverse tangent (integers become f32).
+        atan => Atan,
+        /// Inverse hyperbolic sine (integers become f32).
+        asinh => Asinh,
+        /// Inverse hyperbolic cosine, NaN below 1 (integers become f32).
+        acosh => Acosh,
+        /// Inverse hyperbolic tangent, ±inf at ±1 (integers become f32).
+        atanh => Atanh,
+        /// Cube root, negative for negative `x` (integers become f32).
+        cbrt => Cbrt,
+        /// The error function (integers become f32).
+        erf => Erf,
+        /// The complementary error function `1 - erf(x)`, exact in the tail (integers become f32).
+        erfc => Erfc,
+        /// The inverse error function: ±inf at ±1, NaN outside (integers become f32).
+        erf_inv => ErfInv,
+    }
+}

@@ -1,0 +1,154 @@
+//! The op set as methods on `Tensor`. Each op validates shapes, dtypes and axes (every result
+//! shape passes `check_shape`), asks [`resolve_device`] where to run, moves weak operands there
+//! and converts dtypes as Nx does, then hands an [`Op`] to [`dispatch`], which checks
+//! placement once. Nothing here loops over elements.
+//!
+//! Where tensorbook deliberately differs from Nx, the method's docs say so.
+//!
+//! One family per file, as in `ir/` and `backend/host/`: `elementwise.rs` (casts, the binary
+//! and unary ops with Nx's promotion), `reduce.rs` (reductions and index reductions),
+//! `matmul.rs` (`dot`), `shape.rs` (reshape, transpose, slices, joins, gathers, batches). This
+//! file holds what they share: operands, number literals, and `run`.
+
+mod elementwise;
+mod matmul;
+mod reduce;
+mod shape;
+
+use crate::device::Device;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ir::{Op, Strided};
+use crate::memory::{dispatch, Memory};
+use crate::session::resolve_device;
+use crate::shape::check_shape;
+use crate::tensor::{Tensor, Value};
+
+/// The right-hand side of an elementwise op: a tensor, or a Rust number that becomes a weakly
+/// typed scalar. The number's type merges with the tensor's as `Nx.Type.merge_number` does:
+/// the tensor keeps its type when the number fits it, an integer that does not fit widens it
+/// (`u8 + 300` is s32, `u8 + -1` is s32, `s32 + 3_000_000_000` is s64; Nx would pick u16, s16
+/// and s64, and tensorbook has no 16-bit types, so it takes the next one that holds them), and
+/// a float makes an integer tensor f32.
+#[derive(Clone, Copy, Debug)]
+pub enum Operand<'a> {
+    /// A tensor.
+    Tensor(&'a Tensor),
+    /// An integer literal, kept exact (no trip through f64).
+    Integer(i128),
+    /// A float literal.
+    Float(f64),
+}
+
+impl<'a> From<&'a Tensor> for Operand<'a> {
+    fn from(t: &'a Tensor) -> Self {
+        Operand::Tensor(t)
+    }
+}
+
+macro_rules! number_operand {
+    ($variant:ident: $($t:ty),*) => {$(
+        impl From<$t> for Operand<'_> {
+            fn from(v: $t) -> Self {
+                Operand::$variant(v.into())
+            }
+        }
+    )*};
+}
+number_operand!(Float: f64, f32);
+number_operand!(Integer: i64, i32, u8, u32, u64);
+
+impl From<usize> for Operand<'_> {
+    fn from(v: usize) -> Self {
+        // usize is at most 64 bits on every target Rust supports.
+        Operand::Integer(v as i128)
+    }
+}
+
+/// The dtype a number literal and a tensor of `dtype` meet in (`Nx.Type.merge_number`, mapped
+/// onto tensorbook's dtypes), or an error for an integer no dtype holds.
+pub fn merge_number(dtype: DType, number: Operand<'_>) -> Result<DType> {
+    let fits = |v: i128, d: DType| match d {
+        DType::U8 => u8::try_from(v).is_ok(),
+        DType::S32 => i32::try_from(v).is_ok(),
+        DType::S64 => i64::try_from(v).is_ok(),
+        DType::F32 | DType::F64 => true,
+    };
+    match number {
+        Operand::Tensor(t) => Ok(dtype.promote(t.dtype())),
+        _ if dtype.is_float() => Ok(dtype),
+        Operand::Float(_) => Ok(DType::F32),
+        Operand::Integer(v) => [dtype, DType::S32, DType::S64]
+            .into_iter()
+            .filter(|&d| d >= dtype)
+            .find(|&d| fits(v, d))
+            .ok_or_else(|| Error::InvalidArgument {
+                op: "number",
+                message: format!(
+                    "the integer {v} fits no integer dtype (the widest is s64); write it as a float"
+                ),
+            }),
+    }
+}
+
+/// What happens to the last, incomplete batch in [`Tensor::to_batched`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Leftover {
+    /// Fill it with entries from the start of the tensor (Nx's `:repeat`).
+    Repeat,
+    /// Drop it (Nx's `:discard`).
+    Discard,
+}
+
+/// Runs `op` on `device` over operands already moved there and wraps the result of `shape`.
+/// Inside a jit function (an operand is a placeholder) the op is recorded instead. Placement
+/// is checked once, by `memory::dispatch`: an operand elsewhere is its typed error.
+pub(super) fn run(
+    device: Device,
+    op: Op,
+    operands: &[&Tensor],
+    shape: Vec<usize>,
+) -> Result<Tensor> {
+    let values = operands
+        .iter()
+        .map(|t| t.value())
+        .collect::<Result<Vec<_>>>()?;
+    if crate::jit::trace::any_placeholder(&values) {
+        return crate::jit::trace::record(device, op, operands, &values, shape);
+    }
+    let memories: Vec<&Memory> = values.iter().filter_map(Value::memory).collect();
+    let out = dispatch(device, &op, &memories)?;
+    Tensor::from_memory(out, shape, device)
+}
+
+impl Tensor {
+    /// This tensor on `device` (moved there if it is a weak operand) and of `dtype`.
+    pub(super) fn prepared(&self, dtype: DType, device: Device) -> Result<Tensor> {
+        let here = self.to_device(device)?;
+        if here.dtype() == dtype {
+            return Ok(here);
+        }
+        let shape = here.shape().to_vec();
+        run(device, Op::Cast(dtype), &[&here], shape)
+    }
+
+    /// Materialises a strided view of this tensor on its device.
+    pub(super) fn view(
+        &self,
+        op: &'static str,
+        view: Strided,
+        shape: Vec<usize>,
+    ) -> Result<Tensor> {
+        check_shape(op, &shape, self.dtype())?;
+        let device = resolve_device(op, None, &[self])?;
+        run(
+            device,
+            Op::CopyStrided {
+                view,
+                out_shape: shape.clone(),
+            },
+            &[self],
+            shape,
+        )
+    }
+}
