@@ -577,3 +577,49 @@ fn float_math_gradients_match_central_differences() {
         }
     }
 }
+
+/// The composed reductions' gradients (they come from their parts' rules) against central
+/// differences, element by element, in f64 on every device.
+#[test]
+fn composed_reductions_have_the_gradients_of_their_definitions() {
+    type Reduction = fn(&Tensor) -> Result<Tensor>;
+    let cases: [(&str, Reduction); 4] = [
+        ("logsumexp", |x| {
+            x.logsumexp(Some(&[1]), false)?.sum(None, false)
+        }),
+        ("variance", |x| {
+            x.variance(Some(&[0]), false, 1)?.sum(None, false)
+        }),
+        ("standard_deviation", |x| {
+            x.standard_deviation(None, false, 0)
+        }),
+        ("weighted_mean", |x| {
+            let w = on(x.device()).from_slice(&[0.5, 2.0, 1.0, 3.0, 0.25, 1.5], &[2, 3])?;
+            x.weighted_mean(&w, Some(&[1]), false)?.sum(None, false)
+        }),
+    ];
+    let values = [0.3, -1.2, 2.5, 0.7, 1.9, -0.4];
+    let h = 1e-6;
+    for device in devices() {
+        for (name, f) in cases {
+            let x = on(device).from_slice(&values, &[2, 3]).unwrap();
+            let g = grad(move |x: &Tensor| f(x)).call(&x).unwrap()[0]
+                .to_vec::<f64>()
+                .unwrap();
+            for i in 0..values.len() {
+                let at = |delta: f64| {
+                    let mut v = values;
+                    v[i] += delta;
+                    let t = on(device).from_slice(&v, &[2, 3]).unwrap();
+                    f(&t).unwrap().to_scalar::<f64>().unwrap()
+                };
+                let expected = (at(h) - at(-h)) / (2.0 * h);
+                assert!(
+                    (g[i] - expected).abs() <= 1e-6 * expected.abs().max(1.0),
+                    "{name}: d/dx{i} on {device}: {} against {expected}",
+                    g[i]
+                );
+            }
+        }
+    }
+}

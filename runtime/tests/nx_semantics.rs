@@ -310,3 +310,135 @@ fn float_math_follows_nx_documented_examples() {
         assert!((l / 9.9999999995e-11 - 1.0).abs() < 1e-15, "{l} on {d}");
     }
 }
+
+/// Nx's documented examples for the reductions composed of others: `all`, `any`, `logsumexp`,
+/// `variance` (with `ddof`), `standard_deviation`, `weighted_mean`, on every device.
+#[test]
+fn composed_reductions_follow_nx_documented_examples() {
+    let f32s = |t: Tensor| t.to_vec::<f32>().unwrap();
+    let near = |got: Vec<f32>, want: &[f32], what: &str| {
+        assert_eq!(got.len(), want.len(), "{what}");
+        for (g, w) in got.iter().zip(want) {
+            assert!(
+                (g - w).abs() <= 1e-6 * w.abs().max(1.0),
+                "{what}: {got:?}, Nx gives {want:?}"
+            );
+        }
+    };
+    for d in devices() {
+        let place = on(d);
+        let v = place.from_vec(vec![0i32, 1, 2], &[3]).unwrap();
+        let all = v.all(None, false).unwrap();
+        assert_eq!(
+            (all.dtype(), all.to_vec::<u8>().unwrap()),
+            (DType::U8, vec![0])
+        );
+        assert_eq!(v.any(None, false).unwrap().to_vec::<u8>().unwrap(), vec![1]);
+        let m = place.from_vec(vec![-1i32, 0, 1, 2, 3, 4], &[2, 3]).unwrap();
+        assert_eq!(
+            m.all(Some(&[1]), false).unwrap().to_vec::<u8>().unwrap(),
+            vec![0, 1]
+        );
+        let kept = m.all(Some(&[1]), true).unwrap();
+        assert_eq!(kept.shape(), &[2, 1]);
+        let zeros = place.from_vec(vec![-1i32, 0, 1, 0, 0, 0], &[2, 3]).unwrap();
+        assert_eq!(
+            zeros
+                .any(Some(&[1]), false)
+                .unwrap()
+                .to_vec::<u8>()
+                .unwrap(),
+            vec![1, 0]
+        );
+        // Over no elements: all is 1, any is 0 (and NaN counts as non-zero).
+        let empty = place.from_vec(Vec::<f32>::new(), &[0]).unwrap();
+        assert_eq!(
+            empty.all(None, false).unwrap().to_vec::<u8>().unwrap(),
+            vec![1]
+        );
+        assert_eq!(
+            empty.any(None, false).unwrap().to_vec::<u8>().unwrap(),
+            vec![0]
+        );
+        let nan = place.from_vec(vec![f32::NAN], &[1]).unwrap();
+        assert_eq!(
+            nan.all(None, false).unwrap().to_vec::<u8>().unwrap(),
+            vec![1]
+        );
+
+        let six = place.from_vec(vec![1i32, 2, 3, 4, 5, 6], &[6]).unwrap();
+        let lse = six.logsumexp(None, false).unwrap();
+        assert_eq!((lse.dtype(), lse.shape().to_vec()), (DType::F32, vec![]));
+        near(f32s(lse), &[6.456_193_4], "logsumexp");
+        let grid = six.reshape(&[3, 2]).unwrap();
+        near(
+            f32s(grid.logsumexp(Some(&[0]), false).unwrap()),
+            &[5.142_932, 6.142_932],
+            "logsumexp axes [0]",
+        );
+        let rows = grid.logsumexp(Some(&[1]), true).unwrap();
+        assert_eq!(rows.shape(), &[3, 1]);
+        near(
+            f32s(rows),
+            &[2.313_261_7, 4.313_261_5, 6.313_261_5],
+            "logsumexp axes [1]",
+        );
+        // No overflow where exp alone would: and a slice of -inf is -inf, not NaN.
+        let wide = place
+            .from_vec(
+                vec![1000.0f32, 1000.0, f32::NEG_INFINITY, f32::NEG_INFINITY],
+                &[2, 2],
+            )
+            .unwrap();
+        let got = f32s(wide.logsumexp(Some(&[1]), false).unwrap());
+        assert!(
+            (got[0] - (1000.0 + std::f32::consts::LN_2)).abs() < 1e-3,
+            "{got:?}"
+        );
+        assert_eq!(got[1], f32::NEG_INFINITY, "{got:?}");
+
+        let t = place.from_vec(vec![1i32, 2, 3, 4], &[2, 2]).unwrap();
+        near(
+            f32s(t.variance(None, false, 0).unwrap()),
+            &[1.25],
+            "variance",
+        );
+        near(
+            f32s(t.variance(None, false, 1).unwrap()),
+            &[1.666_666_6],
+            "variance ddof 1",
+        );
+        near(
+            f32s(t.variance(Some(&[0]), false, 0).unwrap()),
+            &[1.0, 1.0],
+            "variance axes [0]",
+        );
+        let kept = t.variance(Some(&[1]), true, 0).unwrap();
+        assert_eq!(kept.shape(), &[2, 1]);
+        near(f32s(kept), &[0.25, 0.25], "variance axes [1] keep");
+        near(
+            f32s(t.standard_deviation(None, false, 0).unwrap()),
+            &[1.118_034],
+            "std",
+        );
+        near(
+            f32s(t.standard_deviation(None, false, 1).unwrap()),
+            &[1.290_994_4],
+            "std ddof 1",
+        );
+
+        let one = place.scalar(1i32).unwrap();
+        near(
+            f32s(one.weighted_mean(&one, None, false).unwrap()),
+            &[1.0],
+            "weighted_mean",
+        );
+        let x = place.from_vec(vec![1i32, 2, 3], &[3]).unwrap();
+        let w = place.from_vec(vec![3i32, 2, 1], &[3]).unwrap();
+        near(
+            f32s(x.weighted_mean(&w, None, false).unwrap()),
+            &[1.666_666_6],
+            "weighted_mean",
+        );
+    }
+}

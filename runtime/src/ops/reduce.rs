@@ -87,6 +87,82 @@ impl Tensor {
         total.divide(count)
     }
 
+    /// Whether every element along `axes` is non-zero (NaN is), as u8 0 or 1 (Nx's `all`);
+    /// 1 over no elements.
+    pub fn all(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
+        // The minimum of a 0/1 mask; over no elements its identity (255) is capped to 1.
+        self.not_equal(0)?.reduce_min(axes, keep_axes)?.min(1)
+    }
+
+    /// Whether any element along `axes` is non-zero (NaN is), as u8 0 or 1 (Nx's `any`); 0
+    /// over no elements.
+    pub fn any(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
+        self.not_equal(0)?.reduce_max(axes, keep_axes)
+    }
+
+    /// `log(sum(exp(x)))` over `axes` without overflow (Nx's `logsumexp`): the largest element
+    /// is taken out first. Integers become f32. Over no elements it is -inf.
+    pub fn logsumexp(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
+        let reduced = self.reduced_axes("logsumexp", axes)?;
+        let x = self.as_type(self.dtype().to_float())?;
+        // The shift is kept finite: a slice of -inf (or +inf, or nothing) then shifts by ∓MAX,
+        // which exp and log carry to the right infinity instead of inf - inf = NaN.
+        let big = if x.dtype() == DType::F64 {
+            f64::MAX
+        } else {
+            f64::from(f32::MAX)
+        };
+        let shift = x.reduce_max(axes, true)?.max(-big)?.min(big)?;
+        let total = x
+            .subtract(&shift)?
+            .exp()?
+            .sum(axes, true)?
+            .log()?
+            .add(&shift)?;
+        if keep_axes {
+            Ok(total)
+        } else {
+            let axes: Vec<isize> = reduced.iter().map(|&a| a as isize).collect();
+            total.squeeze(Some(&axes))
+        }
+    }
+
+    /// The variance over `axes` (Nx's `variance`): the mean of squared deviations from the
+    /// mean, divided by `n - ddof` instead of `n` (`ddof: 1` is the sample variance).
+    /// Integers become f32.
+    pub fn variance(&self, axes: Option<&[isize]>, keep_axes: bool, ddof: usize) -> Result<Tensor> {
+        let reduced = self.reduced_axes("variance", axes)?;
+        let count = numel(&reduced.iter().map(|&a| self.shape()[a]).collect::<Vec<_>>());
+        let mean = self.mean(axes, true)?;
+        let squares = self.subtract(&mean)?.square()?.sum(axes, keep_axes)?;
+        // As Nx: n - ddof may be 0 (inf or NaN) or negative.
+        squares.divide(count as f64 - ddof as f64)
+    }
+
+    /// The standard deviation over `axes`: the square root of [`Tensor::variance`] with the
+    /// same `ddof` (Nx's `standard_deviation`).
+    pub fn standard_deviation(
+        &self,
+        axes: Option<&[isize]>,
+        keep_axes: bool,
+        ddof: usize,
+    ) -> Result<Tensor> {
+        self.variance(axes, keep_axes, ddof)?.sqrt()
+    }
+
+    /// The mean over `axes` weighted by `weights` (the same shape, or one that broadcasts to
+    /// it): `sum(x * w) / sum(w)` (Nx's `weighted_mean`). Integers become f32.
+    pub fn weighted_mean(
+        &self,
+        weights: &Tensor,
+        axes: Option<&[isize]>,
+        keep_axes: bool,
+    ) -> Result<Tensor> {
+        let weights = weights.broadcast(self.shape())?;
+        let total = self.multiply(&weights)?.sum(axes, keep_axes)?;
+        total.divide(&weights.sum(axes, keep_axes)?)
+    }
+
     fn arg_op(
         &self,
         op: ArgOp,
