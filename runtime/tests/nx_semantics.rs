@@ -442,3 +442,83 @@ fn composed_reductions_follow_nx_documented_examples() {
         );
     }
 }
+
+/// Nx's documented examples for the logical ops, `is_nan`, `is_infinity`, `clip` and
+/// `all_close`, on every device.
+#[test]
+fn logical_ops_and_clip_follow_nx_documented_examples() {
+    let u8s = |t: Tensor| {
+        assert_eq!(t.dtype(), DType::U8);
+        t.to_vec::<u8>().unwrap()
+    };
+    for d in devices() {
+        let place = on(d);
+        let v = place.from_vec(vec![-1i32, 0, 1], &[3]).unwrap();
+        assert_eq!(u8s(v.logical_and(1).unwrap()), vec![1, 0, 1]);
+        assert_eq!(u8s(v.logical_or(0).unwrap()), vec![1, 0, 1]);
+        assert_eq!(u8s(v.logical_xor(0).unwrap()), vec![1, 0, 1]);
+        assert_eq!(u8s(v.logical_not().unwrap()), vec![0, 1, 0]);
+        let row = place.from_vec(vec![-1i32, 0, 1], &[1, 3]).unwrap();
+        let col = place.from_vec(vec![-1i32, 0, 1], &[3, 1]).unwrap();
+        let and = row.logical_and(&col).unwrap();
+        assert_eq!(and.shape(), &[3, 3]);
+        assert_eq!(u8s(and), vec![1, 0, 1, 0, 0, 0, 1, 0, 1]);
+        assert_eq!(
+            u8s(row.logical_xor(&col).unwrap()),
+            vec![0, 1, 0, 1, 0, 1, 0, 1, 0]
+        );
+        let floats = place.from_vec(vec![-1.0f32, 0.0, 1.0], &[1, 3]).unwrap();
+        assert_eq!(
+            u8s(floats.logical_and(&col).unwrap()),
+            vec![1, 0, 1, 0, 0, 0, 1, 0, 1]
+        );
+        assert_eq!(u8s(floats.logical_not().unwrap()), vec![0, 1, 0]);
+        // NaN is true: a mask, not a multiplication, decides.
+        let nan = place.from_vec(vec![f32::NAN, 0.0], &[2]).unwrap();
+        assert_eq!(u8s(nan.logical_and(1.0).unwrap()), vec![1, 0]);
+
+        let classes = place.from_vec(vec![f32::NAN, 1.0, 0.0], &[3]).unwrap();
+        assert_eq!(u8s(classes.is_nan().unwrap()), vec![1, 0, 0]);
+        let inf = place
+            .from_vec(
+                vec![f32::INFINITY, f32::NAN, f32::NEG_INFINITY, 1.0, 0.0],
+                &[5],
+            )
+            .unwrap();
+        assert_eq!(u8s(inf.is_infinity().unwrap()), vec![1, 0, 1, 0, 0]);
+        let ints = place.from_vec(vec![1i32, 2], &[2]).unwrap();
+        assert_eq!(u8s(ints.is_infinity().unwrap()), vec![0, 0]);
+        assert_eq!(u8s(ints.is_nan().unwrap()), vec![0, 0]);
+
+        let t = place.from_vec(vec![1i32, 2, 3, 4, 5, 6], &[2, 3]).unwrap();
+        let clipped = t.clip(2, 4).unwrap();
+        assert_eq!(clipped.dtype(), DType::S32);
+        assert_eq!(clipped.to_vec::<i32>().unwrap(), vec![2, 2, 3, 4, 4, 4]);
+        let mixed = t.clip(2.0, 3).unwrap();
+        assert_eq!(mixed.dtype(), DType::F32);
+        assert_eq!(
+            mixed.to_vec::<f32>().unwrap(),
+            vec![2.0, 2.0, 3.0, 3.0, 3.0, 3.0]
+        );
+        let with_nan = place.from_vec(vec![f32::NAN, -5.0, 5.0], &[3]).unwrap();
+        let c = with_nan.clip(-1.0, 1.0).unwrap().to_vec::<f32>().unwrap();
+        assert!(c[0].is_nan() && c[1..] == [-1.0, 1.0], "{c:?}");
+
+        let a = place.from_vec(vec![1.0e10f64, 1.0e-7], &[2]).unwrap();
+        let b = place.from_vec(vec![1.00001e10f64, 1.0e-8], &[2]).unwrap();
+        assert_eq!(u8s(a.all_close(&b).unwrap()), vec![0]);
+        let a = place.from_vec(vec![1.0e-8f64, 1.0e-8], &[2]).unwrap();
+        let b = place.from_vec(vec![1.0e-8f64, 1.0e-9], &[2]).unwrap();
+        let close = a.all_close(&b).unwrap();
+        assert_eq!(close.shape(), &[] as &[usize]);
+        assert_eq!(u8s(close), vec![1]);
+        let n = place.from_vec(vec![1.0f32, f32::NAN], &[2]).unwrap();
+        assert_eq!(u8s(n.all_close(&n).unwrap()), vec![0]);
+        assert_eq!(
+            u8s(n.all_close_with(&n, 1e-5, 1e-8, true).unwrap()),
+            vec![1]
+        );
+        let i = place.from_vec(vec![f32::INFINITY, 1.0], &[2]).unwrap();
+        assert_eq!(u8s(i.all_close(&i).unwrap()), vec![1]);
+    }
+}

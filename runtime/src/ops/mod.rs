@@ -6,11 +6,13 @@
 //! Where tensorbook deliberately differs from Nx, the method's docs say so.
 //!
 //! One family per file, as in `ir/` and `backend/host/`: `elementwise.rs` (casts, the binary
-//! and unary ops with Nx's promotion), `reduce.rs` (reductions and index reductions),
-//! `matmul.rs` (`dot`), `shape.rs` (reshape, transpose, slices, joins, gathers, batches). This
-//! file holds what they share: operands, number literals, and `run`.
+//! and unary ops with Nx's promotion), `reduce.rs` (reductions, index reductions and those
+//! composed of them), `logical.rs` (logical ops, `is_nan`, `clip`, `all_close`), `matmul.rs`
+//! (`dot`), `shape.rs` (reshape, transpose, slices, joins, gathers, batches). This file holds
+//! what they share: operands, number literals, and `run`.
 
 mod elementwise;
+mod logical;
 mod matmul;
 mod reduce;
 mod shape;
