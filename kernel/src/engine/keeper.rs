@@ -94,24 +94,26 @@ pub fn secret(connection_file: &Path, key: &str) -> String {
     digest(connection_file, key, b"attach")
 }
 
-/// The proof of knowing `secret` for one `nonce` (HMAC-SHA256), as hex.
-fn proof(secret: &str, nonce: &str) -> String {
-    use hmac::{Hmac, Mac};
-    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret.as_bytes())
+/// The HMAC-SHA256 of `nonce` under `secret`: its hex is the proof of knowing the secret.
+fn proof_mac(secret: &str, nonce: &str) -> hmac::Hmac<Sha256> {
+    use hmac::Mac;
+    let mut mac = <hmac::Hmac<Sha256> as Mac>::new_from_slice(secret.as_bytes())
         .expect("HMAC takes a key of any length");
     mac.update(nonce.as_bytes());
-    hex::encode(mac.finalize().into_bytes())
+    mac
 }
 
-/// Whether `offered` is the proof for `nonce`, compared in constant time.
+/// The proof of knowing `secret` for one `nonce`, as hex.
+fn proof(secret: &str, nonce: &str) -> String {
+    use hmac::Mac;
+    hex::encode(proof_mac(secret, nonce).finalize().into_bytes())
+}
+
+/// Whether `offered` is the proof for `nonce`: hmac's own constant-time comparison, as the
+/// wire's signatures are checked (`protocol/wire.rs`).
 fn proof_holds(secret: &str, nonce: &str, offered: &str) -> bool {
-    let expected = proof(secret, nonce);
-    expected.len() == offered.len()
-        && expected
-            .bytes()
-            .zip(offered.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
+    use hmac::Mac;
+    hex::decode(offered).is_ok_and(|raw| proof_mac(secret, nonce).verify_slice(&raw).is_ok())
 }
 
 /// The kernel's connection to its keeper.
@@ -540,5 +542,21 @@ impl Held {
 pub fn report(result: Result<(), String>) {
     if let Err(e) = result {
         log_line(&format!("the session will not survive the kernel: {e}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_proof_for_this_nonce_and_secret_holds() {
+        let good = proof("secret", "nonce");
+        assert!(proof_holds("secret", "nonce", &good));
+        assert!(!proof_holds("secret", "another nonce", &good));
+        assert!(!proof_holds("other secret", "nonce", &good));
+        assert!(!proof_holds("secret", "nonce", &"00".repeat(32)));
+        assert!(!proof_holds("secret", "nonce", "not hex"));
+        assert!(!proof_holds("secret", "nonce", ""));
     }
 }
