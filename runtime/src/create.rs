@@ -11,7 +11,7 @@
 use crate::allocate::{checked_len, try_alloc};
 use crate::buffer::with_dtype;
 use crate::buffer::Buffer;
-use crate::device::Device;
+use crate::device::{Client, Device};
 use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -75,6 +75,14 @@ impl Factory {
     /// Every element `value` (converted to `dtype`).
     pub fn full(&self, value: f64, dtype: DType, shape: &[usize]) -> Result<Tensor> {
         let n = checked_len(shape, dtype)?;
+        let device = self.device()?;
+        if matches!(device.client, Client::Cuda | Client::Sim) {
+            // Filled where it lives: one element goes over and the device broadcasts it, so a
+            // size the device cannot hold is refused by the device (naming it), not by the
+            // host on the way, and a large fill costs no host buffer and no copy.
+            let one = Buffer::filled(dtype, 1, value, &[])?;
+            return Tensor::from_host(one, Vec::new(), device)?.broadcast(shape);
+        }
         self.place(Buffer::filled(dtype, n, value, shape)?, shape)
     }
 
