@@ -222,9 +222,15 @@ type PlaceKernel = unsafe extern "C" fn(u64, u64, u64, u64, *const c_void, *mut 
 fn elementwise_binary_kernels_match_binary() {
     let k = emulated();
     let k = k.lock().unwrap_or_else(|e| e.into_inner());
-    // Same shape (the contiguous path), and a broadcast (the strided path).
-    let cases: [(&[usize], &[usize]); 3] =
-        [(&[3, 5], &[3, 5]), (&[2, 3, 4], &[3, 1]), (&[4], &[2, 1])];
+    // Same shape (both in order), a broadcast (one in order, one strided; both strided), and a
+    // number on either side (one element repeated).
+    let cases: [(&[usize], &[usize]); 5] = [
+        (&[3, 5], &[3, 5]),
+        (&[2, 3, 4], &[3, 1]),
+        (&[4], &[2, 1]),
+        (&[2, 3], &[]),
+        (&[1, 1], &[3, 2]),
+    ];
     for dtype in DType::ALL {
         for (seed, (sa, sb)) in cases.iter().enumerate() {
             let a = with_nans(&random(seed as u64, dtype, sa));
@@ -238,7 +244,7 @@ fn elementwise_binary_kernels_match_binary() {
                 offset: 0,
                 strides: broadcast_strides(sb, &shape),
             };
-            let contiguous = i32::from(va.is_contiguous(&shape) && vb.is_contiguous(&shape));
+            let layout = kernels::binary_layout(&shape, &va, &vb);
             let (s, views) = kernels::shape_and_views("t", &shape, &[&va, &vb]).unwrap();
             let n: usize = shape.iter().product();
             for op in BinaryOp::ALL {
@@ -259,7 +265,7 @@ fn elementwise_binary_kernels_match_binary() {
                             s,
                             views[0],
                             views[1],
-                            contiguous,
+                            layout,
                             ra.as_ptr() as _,
                             rb.as_ptr() as _,
                             op_ptr,

@@ -26,12 +26,18 @@ struct View {
     index_t strides[MAX_RANK];
 };
 
+// Unrolled over MAX_RANK so that every index into `s` and `v` is a constant: a runtime index
+// into a by-value kernel parameter makes each thread copy the structs to local memory first,
+// which made a 10M-element binary op take 1.1 ms on an H100 where a unary op took 52 µs.
 __device__ __forceinline__ index_t view_offset(const Shape& s, const View& v, index_t i) {
     index_t off = v.offset;
-    for (int d = (int)s.rank - 1; d >= 0; --d) {
-        index_t dim = s.dims[d];
-        off += (i % dim) * v.strides[d];
-        i /= dim;
+#pragma unroll
+    for (int d = MAX_RANK - 1; d >= 0; --d) {
+        if (d < (int)s.rank) {
+            index_t dim = s.dims[d];
+            off += (i % dim) * v.strides[d];
+            i /= dim;
+        }
     }
     return off;
 }
@@ -283,14 +289,26 @@ template <typename To> struct Cast<f64, To> {
 
 // ---- kernel bodies ----------------------------------------------------------------------
 
+// Where operand `i` of a binary op reads element `i` of the output: `layout` has bit `in_order`
+// set when the operand's view is the output's own order, bit `repeated` when it is one element
+// repeated (a number broadcast); only other views pay for the division per axis.
+__device__ __forceinline__ index_t operand_at(int layout, int in_order, int repeated,
+                                              const Shape& s, const View& v, index_t i) {
+    if (layout & in_order) return i;
+    if (layout & repeated) return v.offset;
+    return view_offset(s, v, i);
+}
+
 template <typename T, typename R, typename Op>
 __device__ void binary_body(index_t n, const Shape& s, const View& va, const View& vb,
-                            int contiguous, const T* a, const T* b, R* out) {
+                            int layout, const T* a, const T* b, R* out) {
     Op op;
-    if (contiguous) {
+    if ((layout & 3) == 3) {
         GRID_STRIDE(i, n) { out[i] = op(a[i], b[i]); }
     } else {
-        GRID_STRIDE(i, n) { out[i] = op(a[view_offset(s, va, i)], b[view_offset(s, vb, i)]); }
+        GRID_STRIDE(i, n) {
+            out[i] = op(a[operand_at(layout, 1, 4, s, va, i)], b[operand_at(layout, 2, 8, s, vb, i)]);
+        }
     }
 }
 
@@ -393,9 +411,9 @@ __device__ void place_rows_body(index_t n, index_t part_row, index_t out_row, in
 }
 
 #define BINARY_KERNEL(NAME, OP, T, R) \
-    extern "C" __global__ void NAME(index_t n, Shape s, View va, View vb, int contiguous, \
+    extern "C" __global__ void NAME(index_t n, Shape s, View va, View vb, int layout, \
                                     const T* a, const T* b, R* out) { \
-        binary_body<T, R, OP>(n, s, va, vb, contiguous, a, b, out); }
+        binary_body<T, R, OP>(n, s, va, vb, layout, a, b, out); }
 #define UNARY_KERNEL(NAME, OP, T) \
     extern "C" __global__ void NAME(index_t n, const T* x, T* out) { unary_body<T, OP>(n, x, out); }
 #define CAST_KERNEL(NAME, FROM, TO) \

@@ -57,6 +57,26 @@ fn reduce_op_name(op: ReduceOp) -> &'static str {
     }
 }
 
+/// The `layout` argument of a binary kernel: per operand, whether it reads the output's own
+/// order (bits 1 and 2) or one element repeated (bits 4 and 8), the two cases that need no
+/// index arithmetic.
+pub fn binary_layout(shape: &[usize], lhs: &Strided, rhs: &Strided) -> i32 {
+    let bits = |v: &Strided, in_order: i32, repeated: i32| {
+        if v.is_contiguous(shape) {
+            in_order
+        } else if shape
+            .iter()
+            .zip(&v.strides)
+            .all(|(&d, &s)| d == 1 || s == 0)
+        {
+            repeated
+        } else {
+            0
+        }
+    };
+    bits(lhs, 1, 4) | bits(rhs, 2, 8)
+}
+
 /// The row-reduction kernel for `op` on `dtype`.
 pub fn reduce_name(op: ReduceOp, dtype: DType) -> String {
     format!("reduce_{}_{dtype}", reduce_op_name(op))

@@ -382,8 +382,7 @@ impl Kernels for CudaBackend {
         let (a, b) = (lhs.0, rhs.0);
         let dev = device::device(a.ordinal)?;
         let n = numel(out_shape);
-        let contiguous =
-            i32::from(lhs.1.is_contiguous(out_shape) && rhs.1.is_contiguous(out_shape));
+        let layout = kernels::binary_layout(out_shape, lhs.1, rhs.1);
         let (s, views) = kernels::shape_and_views(op.name(), out_shape, &[lhs.1, rhs.1])?;
         let (va, vb, nn) = (views[0], views[1], n as u64);
         let name = kernels::binary_name(op, a.dtype());
@@ -392,13 +391,13 @@ impl Kernels for CudaBackend {
             if op.is_comparison() {
                 let mut o = dev.alloc::<u8>(n, out_shape)?;
                 if n > 0 {
-                    launch!(dev, name, elementwise_config(n); &nn, &s, &va, &vb, &contiguous, x, y, &mut o);
+                    launch!(dev, name, elementwise_config(n); &nn, &s, &va, &vb, &layout, x, y, &mut o);
                 }
                 CudaData::from(o)
             } else {
                 let mut o = dev.alloc::<T>(n, out_shape)?;
                 if n > 0 {
-                    launch!(dev, name, elementwise_config(n); &nn, &s, &va, &vb, &contiguous, x, y, &mut o);
+                    launch!(dev, name, elementwise_config(n); &nn, &s, &va, &vb, &layout, x, y, &mut o);
                 }
                 CudaData::from(o)
             }
