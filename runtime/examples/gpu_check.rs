@@ -79,7 +79,7 @@ fn run(figures_file: Option<&str>, gpu: Device) -> ExitCode {
         println!("skipped: every GPU step, no {gpu} here: {reason}");
         figures["skipped"] = json!(reason);
     } else {
-        let steps: [NamedStep; 4] = [
+        let steps: [NamedStep; 5] = [
             ("notebook 02: the blog's product", notebook_02),
             (
                 "notebook 04: dense layer with softmax, eager and jit",
@@ -87,6 +87,7 @@ fn run(figures_file: Option<&str>, gpu: Device) -> ExitCode {
             ),
             ("bench jit: the five-op chain over 10M f32", jit_chain),
             ("bench matmul: binary, host:0 and the GPU", matmul_rows),
+            ("eager ops one by one over 10M f32", eager_ops),
         ];
         for (name, step) in steps {
             println!("== {name}");
@@ -164,6 +165,8 @@ fn notebook_02(gpu: Device) -> Step {
         .backend_copy(Device::BINARY)?
         .dot(&w.backend_copy(Device::BINARY)?)?;
     let host_result = x.dot(&w)?;
+    // The first use of the device creates its context (about 0.1 s); that is not the copy.
+    on(gpu).scalar(0.0f32)?.sync()?;
     let start = Instant::now();
     let (xc, wc) = (x.backend_copy(gpu)?, w.backend_copy(gpu)?);
     xc.sync()?;
@@ -340,4 +343,74 @@ fn matmul_rows(gpu: Device) -> Step {
         });
     }
     Ok(report.to_json())
+}
+
+/// The chain's ops one at a time, each timed to its return (enqueued) and synchronised: where
+/// an eager op's time goes on the device, set beside torch's eager chain.
+fn eager_ops(gpu: Device) -> Step {
+    let place = on(gpu);
+    let x = place.random_uniform(1, DType::F32, &[10_000_000], -1.0, 1.0)?;
+    let y = place.random_uniform(2, DType::F32, &[10_000_000], 0.5, 2.0)?;
+    let t = x.multiply(&y)?;
+    t.sync()?;
+    let host = on(Device::host(0));
+    let a = host
+        .random_uniform(1, DType::F32, &[10_000, 784], 0.0, 1.0)?
+        .backend_copy(gpu)?;
+    let w = host
+        .random_normal(2, DType::F32, &[784, 10], 0.0, 0.05)?
+        .backend_copy(gpu)?;
+    let b = host
+        .random_normal(3, DType::F32, &[10], 0.0, 0.1)?
+        .backend_copy(gpu)?;
+    let logits = dense_softmax(&a, &w, &b)?;
+    let top = logits.reduce_max(Some(&[-1]), true)?;
+    type Case<'a> = (
+        &'static str,
+        Box<dyn Fn() -> tensorbook::Result<Tensor> + 'a>,
+    );
+    let cases: Vec<Case> = vec![
+        ("scalar to device", Box::new(|| on(gpu).scalar(0.5f32))),
+        ("x * y", Box::new(|| x.multiply(&y))),
+        ("t + 0.5", Box::new(|| t.add(0.5))),
+        ("sigmoid(t)", Box::new(|| t.sigmoid())),
+        ("t * 2.0", Box::new(|| t.multiply(2.0))),
+        ("t - y", Box::new(|| t.subtract(&y))),
+        ("chain", Box::new(|| tensorbook::bench::jit::chain(&x, &y))),
+        ("a . w", Box::new(|| a.dot(&w))),
+        ("a . w + b", Box::new(|| a.dot(&w)?.add(&b))),
+        (
+            "max over axis 1 of [10000][10]",
+            Box::new(|| logits.reduce_max(Some(&[-1]), true)),
+        ),
+        (
+            "[10000][10] - [10000][1]",
+            Box::new(|| logits.subtract(&top)),
+        ),
+        ("dense+softmax", Box::new(|| dense_softmax(&a, &w, &b))),
+    ];
+    let mut out = serde_json::Map::new();
+    for (name, f) in &cases {
+        let (mut enqueued, mut synced) = (Vec::new(), Vec::new());
+        for _ in 0..25 {
+            let start = Instant::now();
+            let r = f()?;
+            enqueued.push(micros(start.elapsed()));
+            r.sync()?;
+            synced.push(micros(start.elapsed()));
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (e, s) = (median(&mut enqueued), median(&mut synced));
+        println!(
+            "{name} @ {gpu}: returned after {e:.1} µs, finished after {s:.1} µs (medians of 25)"
+        );
+        out.insert(
+            name.to_string(),
+            json!({ "enqueued_us": e, "synced_us": s }),
+        );
+    }
+    Ok(Value::Object(out))
 }
