@@ -48,6 +48,31 @@ pub trait Element:
     fn neg(self) -> Self;
     /// Absolute value (wrapping for integers).
     fn abs(self) -> Self;
+    /// Remainder with the dividend's sign (C's `fmod` on floats); an integer by 0 gives the
+    /// dividend, as XLA's does.
+    fn rem(self, o: Self) -> Self;
+    /// Integer division rounding toward zero (wrapping; by 0 every bit set, as XLA's). Floats
+    /// never get here: the frontend refuses them.
+    fn quot(self, o: Self) -> Self;
+    /// The angle of the point `(o, self)` (floats; integers are converted first).
+    fn atan2(self, o: Self) -> Self;
+    /// Bitwise and, or, xor (integers; floats are refused by the frontend).
+    fn bit_and(self, o: Self) -> Self;
+    /// Bitwise or.
+    fn bit_or(self, o: Self) -> Self;
+    /// Bitwise exclusive or.
+    fn bit_xor(self, o: Self) -> Self;
+    /// Shift left by `o` bits; `o` read as unsigned, and a shift past the width gives 0 (XLA).
+    fn shift_left(self, o: Self) -> Self;
+    /// Shift right by `o` bits, arithmetic on signed types and logical on unsigned; past the
+    /// width, the sign fill (XLA).
+    fn shift_right(self, o: Self) -> Self;
+    /// Every bit flipped.
+    fn bit_not(self) -> Self;
+    /// Leading zero bits, in this type.
+    fn leading_zeros_of(self) -> Self;
+    /// One bits, in this type.
+    fn ones_of(self) -> Self;
     /// Formats the value as Nx prints it: shortest round-trip form, `NaN`, `Inf`, `-Inf`.
     fn format(self) -> String;
     /// Wraps a vector of this type into a host buffer.
@@ -123,6 +148,41 @@ macro_rules! float_element {
             }
             fn abs(self) -> Self {
                 self.abs()
+            }
+            fn rem(self, o: Self) -> Self {
+                self % o
+            }
+            // The integer-only ops are refused for floats by the frontend; total here so that
+            // nothing can panic.
+            fn quot(self, o: Self) -> Self {
+                (self / o).trunc()
+            }
+            fn atan2(self, o: Self) -> Self {
+                <$t>::atan2(self, o)
+            }
+            fn bit_and(self, _: Self) -> Self {
+                self
+            }
+            fn bit_or(self, _: Self) -> Self {
+                self
+            }
+            fn bit_xor(self, _: Self) -> Self {
+                self
+            }
+            fn shift_left(self, _: Self) -> Self {
+                self
+            }
+            fn shift_right(self, _: Self) -> Self {
+                self
+            }
+            fn bit_not(self) -> Self {
+                self
+            }
+            fn leading_zeros_of(self) -> Self {
+                self
+            }
+            fn ones_of(self) -> Self {
+                self
             }
             fn format(self) -> String {
                 if self.is_nan() {
@@ -211,6 +271,55 @@ macro_rules! int_element {
                 } else {
                     self
                 }
+            }
+            fn rem(self, o: Self) -> Self {
+                if o == 0 {
+                    self
+                } else {
+                    self.wrapping_rem(o)
+                }
+            }
+            fn quot(self, o: Self) -> Self {
+                if o == 0 {
+                    !0
+                } else {
+                    self.wrapping_div(o)
+                }
+            }
+            fn atan2(self, o: Self) -> Self {
+                Self::from_f64((self as f64).atan2(o as f64))
+            }
+            fn bit_and(self, o: Self) -> Self {
+                self & o
+            }
+            fn bit_or(self, o: Self) -> Self {
+                self | o
+            }
+            fn bit_xor(self, o: Self) -> Self {
+                self ^ o
+            }
+            fn shift_left(self, o: Self) -> Self {
+                u32::try_from(o as u64)
+                    .ok()
+                    .and_then(|n| self.checked_shl(n))
+                    .unwrap_or(0)
+            }
+            #[allow(unused_comparisons)]
+            fn shift_right(self, o: Self) -> Self {
+                let fill = if self < 0 { !0 } else { 0 };
+                u32::try_from(o as u64)
+                    .ok()
+                    .and_then(|n| self.checked_shr(n))
+                    .unwrap_or(fill)
+            }
+            fn bit_not(self) -> Self {
+                !self
+            }
+            fn leading_zeros_of(self) -> Self {
+                self.leading_zeros() as $t
+            }
+            fn ones_of(self) -> Self {
+                self.count_ones() as $t
             }
             fn format(self) -> String {
                 self.to_string()

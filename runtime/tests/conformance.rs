@@ -49,7 +49,7 @@ proptest! {
     fn elementwise_binary((sa, sb) in broadcast_pair(), da in dtype(), db in dtype(), seed in any::<u64>()) {
         let inputs = [random(seed, da, &sa), random(seed ^ 1, db, &sb)];
         type Op = fn(&Tensor, &Tensor) -> tensorbook::Result<Tensor>;
-        let ops: [(&str, Op); 13] = [
+        let ops: [(&str, Op); 15] = [
             ("add", |a, b| a.add(b)),
             ("subtract", |a, b| a.subtract(b)),
             ("multiply", |a, b| a.multiply(b)),
@@ -63,9 +63,28 @@ proptest! {
             ("less_equal", |a, b| a.less_equal(b)),
             ("greater", |a, b| a.greater(b)),
             ("greater_equal", |a, b| a.greater_equal(b)),
+            ("remainder", |a, b| a.remainder(b)),
+            ("atan2", |a, b| a.atan2(b)),
         ];
         for (name, op) in ops {
             conform(&format!("{name} {da}{sa:?} {db}{sb:?}"), &inputs, |t| op(&t[0], &t[1]));
+        }
+        // Integer-only: on floats every device refuses them alike.
+        let integer: [(&str, Op); 6] = [
+            ("quotient", |a, b| a.quotient(b)),
+            ("bitwise_and", |a, b| a.bitwise_and(b)),
+            ("bitwise_or", |a, b| a.bitwise_or(b)),
+            ("bitwise_xor", |a, b| a.bitwise_xor(b)),
+            ("left_shift", |a, b| a.left_shift(b)),
+            ("right_shift", |a, b| a.right_shift(b)),
+        ];
+        for (name, op) in integer {
+            let what = format!("{name} {da}{sa:?} {db}{sb:?}");
+            if da.promote(db).is_float() {
+                conform_failing(&what, &inputs, |t| op(&t[0], &t[1]), |e| e.to_string().contains("integer tensors"));
+            } else {
+                conform(&what, &inputs, |t| op(&t[0], &t[1]));
+            }
         }
         conform("add number", &inputs, |t| t[0].add(2.5));
         conform("multiply integer", &inputs, |t| t[0].multiply(3));
@@ -90,6 +109,19 @@ proptest! {
         ];
         for (name, op) in ops {
             conform(&format!("{name} {d}{s:?}"), &inputs, |t| op(&t[0]));
+        }
+        let integer: [(&str, Op); 3] = [
+            ("bitwise_not", Tensor::bitwise_not),
+            ("count_leading_zeros", Tensor::count_leading_zeros),
+            ("population_count", Tensor::population_count),
+        ];
+        for (name, op) in integer {
+            let what = format!("{name} {d}{s:?}");
+            if d.is_float() {
+                conform_failing(&what, &inputs, |t| op(&t[0]), |e| e.to_string().contains("integer tensors"));
+            } else {
+                conform(&what, &inputs, |t| op(&t[0]));
+            }
         }
         for to in DType::ALL {
             conform(&format!("as_type {d}->{to}"), &inputs, |t| t[0].as_type(to));

@@ -49,11 +49,12 @@ enum Step {
 fn step(s: &Step, vals: &[Tensor]) -> Result<Tensor> {
     let v = |i: &usize| &vals[*i % vals.len()];
     match s {
-        Step::Elementwise(k, a, b) => match k % 5 {
+        Step::Elementwise(k, a, b) => match k % 6 {
             0 => v(a).add(v(b)),
             1 => v(a).subtract(v(b)),
             2 => v(a).multiply(v(b)),
             3 => v(a).max(v(b)),
+            4 => v(a).atan2(v(b)),
             _ => v(a).min(v(b)),
         },
         Step::Smooth(k, a) => {
@@ -619,6 +620,51 @@ fn composed_reductions_have_the_gradients_of_their_definitions() {
                     "{name}: d/dx{i} on {device}: {} against {expected}",
                     g[i]
                 );
+            }
+        }
+    }
+}
+
+/// remainder and atan2 against central differences in each operand (f64, every device), at
+/// points of both signs away from remainder's jumps.
+#[test]
+fn two_operand_math_gradients_match_central_differences() {
+    type Op = fn(&Tensor, &Tensor) -> Result<Tensor>;
+    let xs = [-7.3, -0.9, 2.2, 5.1];
+    let ys = [2.1, -0.4, 0.7, -1.6];
+    let cases: [(&str, Op); 2] = [
+        ("remainder", |x, y| x.remainder(y)),
+        ("atan2", |x, y| x.atan2(y)),
+    ];
+    let h = 1e-6;
+    for device in devices() {
+        let x = on(device).from_slice(&xs, &[4]).unwrap();
+        let y = on(device).from_slice(&ys, &[4]).unwrap();
+        for (name, op) in cases {
+            let g = grad(move |x: &Tensor, y: &Tensor| op(x, y)?.sum(None, false))
+                .call((&x, &y))
+                .unwrap();
+            for k in [0usize, 1] {
+                let bump = |d: f64| {
+                    let (a, b) = if k == 0 {
+                        (x.add(d).unwrap(), y.clone())
+                    } else {
+                        (x.clone(), y.add(d).unwrap())
+                    };
+                    op(&a, &b).unwrap().to_vec::<f64>().unwrap()
+                };
+                let (up, down) = (bump(h), bump(-h));
+                let got = g[k].to_vec::<f64>().unwrap();
+                for i in 0..4 {
+                    let expected = (up[i] - down[i]) / (2.0 * h);
+                    assert!(
+                        (got[i] - expected).abs() <= 1e-6 * expected.abs().max(1.0),
+                        "d {name}/d operand {k} at ({}, {}) on {device}: {} against {expected}",
+                        xs[i],
+                        ys[i],
+                        got[i]
+                    );
+                }
             }
         }
     }

@@ -522,3 +522,180 @@ fn logical_ops_and_clip_follow_nx_documented_examples() {
         assert_eq!(u8s(i.all_close(&i).unwrap()), vec![1]);
     }
 }
+
+/// `Nx.remainder`, `Nx.quotient`, `Nx.atan2`, the bitwise ops and shifts, and `Nx.log/2`, with
+/// the values of Nx's documented examples (Nx's s8/u8 operands become s32 here: tensorbook has
+/// no 8-bit signed or 16-bit types).
+#[test]
+fn integer_and_two_operand_math_follow_nx_documented_examples() {
+    let s32s = |t: Tensor| {
+        assert_eq!(t.dtype(), DType::S32);
+        t.to_vec::<i32>().unwrap()
+    };
+    for d in devices() {
+        let place = on(d);
+        let ints = |v: Vec<i32>, s: &[usize]| place.from_vec(v, s).unwrap();
+        let floats = |v: Vec<f32>, s: &[usize]| place.from_vec(v, s).unwrap();
+        let two = place.scalar(2i32).unwrap();
+
+        assert_eq!(
+            s32s(ints(vec![1, 2, 3], &[3]).remainder(2).unwrap()),
+            [1, 0, 1]
+        );
+        let r = two.remainder(&floats(vec![1.0, 2.0, 3.0], &[3])).unwrap();
+        assert_eq!(
+            (r.dtype(), r.to_vec::<f32>().unwrap()),
+            (DType::F32, vec![0.0, 0.0, 2.0])
+        );
+        let left = ints(vec![10, 20], &[2, 1]);
+        let right = ints(vec![3, 4], &[1, 2]);
+        assert_eq!(s32s(left.remainder(&right).unwrap()), [1, 2, 2, 0]);
+        // The sign of the dividend: -11 rem 10 is -1, 9 rem 10 is 9.
+        assert_eq!(
+            s32s(ints(vec![-11, 9], &[2]).remainder(10).unwrap()),
+            [-1, 9]
+        );
+
+        assert_eq!(
+            s32s(ints(vec![2, 4, 5], &[3]).quotient(2).unwrap()),
+            [1, 2, 2]
+        );
+        let ten = place.scalar(10i32).unwrap();
+        assert_eq!(
+            s32s(ten.quotient(&ints(vec![1, 2, 3], &[3])).unwrap()),
+            [10, 5, 3]
+        );
+        let q = ints(vec![10, 20], &[1, 2]).quotient(&ints(vec![1, 2], &[2, 1]));
+        assert_eq!(s32s(q.unwrap()), [10, 20, 5, 10]);
+        let err = floats(vec![1.0], &[1]).quotient(2).unwrap_err().to_string();
+        assert!(
+            err.contains("quotient expects integer tensors") && err.contains("f32"),
+            "{err}"
+        );
+
+        let a = place.scalar(1i32).unwrap().atan2(2).unwrap();
+        assert_eq!(a.dtype(), DType::F32);
+        assert!((a.to_scalar::<f32>().unwrap() - 0.463_647_6).abs() < 1e-6);
+        let a = ints(vec![1, 2, 3], &[3])
+            .atan2(1)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        for (x, e) in a
+            .iter()
+            .zip([std::f32::consts::FRAC_PI_4, 1.107_148_8, 1.249_045_7])
+        {
+            assert!((x - e).abs() < 1e-6, "{a:?}");
+        }
+        let zeros_col = place.from_vec(vec![-0.0f64, 0.0], &[2, 1]).unwrap();
+        let zeros_row = place.from_vec(vec![-0.0f64, 0.0], &[2]).unwrap();
+        let z = zeros_col
+            .atan2(&zeros_row)
+            .unwrap()
+            .to_vec::<f64>()
+            .unwrap();
+        let pi = std::f64::consts::PI;
+        assert_eq!(z, [-pi, -0.0, pi, 0.0]);
+        assert!(z[1].is_sign_negative() && z[3].is_sign_positive());
+
+        let bits = ints(vec![0, 0, 1, 1], &[4]);
+        let other = ints(vec![0, 1, 0, 1], &[4]);
+        assert_eq!(s32s(bits.bitwise_and(&other).unwrap()), [0, 0, 0, 1]);
+        assert_eq!(s32s(bits.bitwise_or(&other).unwrap()), [0, 1, 1, 1]);
+        assert_eq!(s32s(bits.bitwise_xor(&other).unwrap()), [0, 1, 1, 0]);
+        assert_eq!(
+            s32s(ints(vec![0, 1, 2], &[3]).bitwise_and(1).unwrap()),
+            [0, 1, 0]
+        );
+        assert_eq!(
+            s32s(ints(vec![0, -1, -2], &[3]).bitwise_and(-1).unwrap()),
+            [0, -1, -2]
+        );
+        assert_eq!(
+            s32s(ints(vec![0, -1, -2], &[3]).bitwise_or(-1).unwrap()),
+            [-1, -1, -1]
+        );
+        assert_eq!(
+            s32s(ints(vec![1, 2, 3], &[3]).bitwise_xor(2).unwrap()),
+            [3, 0, 1]
+        );
+        let err = bits.bitwise_and(1.0).unwrap_err().to_string();
+        assert!(
+            err.contains("bitwise operators expect integer tensors"),
+            "{err}"
+        );
+
+        assert_eq!(
+            s32s(ints(vec![1, 2, 3], &[3]).left_shift(2).unwrap()),
+            [4, 8, 12]
+        );
+        let shifts = ints(vec![1, 2, 3, 4], &[4]);
+        let l = ints(vec![1, 1, -1, -1], &[4]).left_shift(&shifts).unwrap();
+        assert_eq!(s32s(l), [2, 4, -8, -16]);
+        assert_eq!(
+            s32s(ints(vec![2, 4, 8], &[3]).right_shift(2).unwrap()),
+            [0, 1, 2]
+        );
+        let r = ints(vec![16, 32, -64, -128], &[4])
+            .right_shift(&shifts)
+            .unwrap();
+        assert_eq!(s32s(r), [8, 8, -8, -8]);
+        // Past the width: 0 to the left, the sign to the right (XLA).
+        let far = ints(vec![1, -1], &[2]);
+        assert_eq!(s32s(far.left_shift(40).unwrap()), [0, 0]);
+        assert_eq!(s32s(far.right_shift(40).unwrap()), [0, -1]);
+
+        let b = ints(vec![-1, 0, 1], &[3]).bitwise_not().unwrap();
+        assert_eq!(s32s(b), [0, -1, -2]);
+        let u = place.from_vec(vec![0u8, 1, 254, 255], &[4]).unwrap();
+        assert_eq!(
+            u.bitwise_not().unwrap().to_vec::<u8>().unwrap(),
+            [255, 254, 1, 0]
+        );
+        assert_eq!(
+            s32s(ints(vec![-128], &[1]).population_count().unwrap()),
+            [25]
+        );
+        assert_eq!(
+            s32s(ints(vec![0, 1, 254, 255], &[4]).population_count().unwrap()),
+            [0, 1, 7, 8]
+        );
+        let clz = ints(vec![0, 0xF, 0xFF, 0xFFFF, 1, -1], &[6]).count_leading_zeros();
+        assert_eq!(s32s(clz.unwrap()), [32, 28, 24, 16, 31, 0]);
+        let wide = place.from_vec(vec![0i64, 0xF, 0xFF, 0xFFFF], &[4]).unwrap();
+        assert_eq!(
+            wide.count_leading_zeros().unwrap().to_vec::<i64>().unwrap(),
+            [64, 60, 56, 48]
+        );
+        let bytes = place
+            .from_vec(vec![0u8, 1, 2, 4, 8, 16, 32, 64, 128], &[9])
+            .unwrap();
+        assert_eq!(
+            bytes.count_leading_zeros().unwrap().to_vec::<u8>().unwrap(),
+            [8, 7, 6, 5, 4, 3, 2, 1, 0]
+        );
+        let err = floats(vec![0.0, 1.0], &[2])
+            .population_count()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("bitwise operators expect integer tensors"),
+            "{err}"
+        );
+
+        let l = floats(vec![8.0, 100.0], &[2])
+            .log_base(2.0)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        assert!(
+            (l[0] - 3.0).abs() < 1e-6 && (l[1] - 6.643_856).abs() < 1e-5,
+            "{l:?}"
+        );
+        let err = floats(vec![1.0], &[1])
+            .log_base(1.0)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("different than 1"), "{err}");
+    }
+}

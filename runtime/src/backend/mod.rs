@@ -78,6 +78,38 @@ macro_rules! with_binary_op {
                 let $f = |x, y| B::GreaterEqual.compare(x, y);
                 $cmp
             }
+            B::Remainder => {
+                let $f = |x, y| B::Remainder.arith(x, y);
+                $arith
+            }
+            B::Quotient => {
+                let $f = |x, y| B::Quotient.arith(x, y);
+                $arith
+            }
+            B::Atan2 => {
+                let $f = |x, y| B::Atan2.arith(x, y);
+                $arith
+            }
+            B::BitwiseAnd => {
+                let $f = |x, y| B::BitwiseAnd.arith(x, y);
+                $arith
+            }
+            B::BitwiseOr => {
+                let $f = |x, y| B::BitwiseOr.arith(x, y);
+                $arith
+            }
+            B::BitwiseXor => {
+                let $f = |x, y| B::BitwiseXor.arith(x, y);
+                $arith
+            }
+            B::LeftShift => {
+                let $f = |x, y| B::LeftShift.arith(x, y);
+                $arith
+            }
+            B::RightShift => {
+                let $f = |x, y| B::RightShift.arith(x, y);
+                $arith
+            }
         }
     }};
 }

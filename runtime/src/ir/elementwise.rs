@@ -33,11 +33,27 @@ pub enum BinaryOp {
     Greater,
     /// a >= b, as u8
     GreaterEqual,
+    /// remainder with the sign of a (fmod on floats)
+    Remainder,
+    /// a / b rounded toward zero (integers only)
+    Quotient,
+    /// the angle of the point (b, a) (floats)
+    Atan2,
+    /// a & b (integers only)
+    BitwiseAnd,
+    /// a | b (integers only)
+    BitwiseOr,
+    /// a ^ b (integers only)
+    BitwiseXor,
+    /// a << b (integers only)
+    LeftShift,
+    /// a >> b, arithmetic on signed types (integers only)
+    RightShift,
 }
 
 impl BinaryOp {
     /// Every elementwise op of two operands.
-    pub const ALL: [BinaryOp; 13] = [
+    pub const ALL: [BinaryOp; 21] = [
         BinaryOp::Add,
         BinaryOp::Subtract,
         BinaryOp::Multiply,
@@ -51,6 +67,14 @@ impl BinaryOp {
         BinaryOp::LessEqual,
         BinaryOp::Greater,
         BinaryOp::GreaterEqual,
+        BinaryOp::Remainder,
+        BinaryOp::Quotient,
+        BinaryOp::Atan2,
+        BinaryOp::BitwiseAnd,
+        BinaryOp::BitwiseOr,
+        BinaryOp::BitwiseXor,
+        BinaryOp::LeftShift,
+        BinaryOp::RightShift,
     ];
 
     /// The op's name in error messages.
@@ -69,6 +93,41 @@ impl BinaryOp {
             BinaryOp::LessEqual => "less_equal",
             BinaryOp::Greater => "greater",
             BinaryOp::GreaterEqual => "greater_equal",
+            BinaryOp::Remainder => "remainder",
+            BinaryOp::Quotient => "quotient",
+            BinaryOp::Atan2 => "atan2",
+            BinaryOp::BitwiseAnd => "bitwise_and",
+            BinaryOp::BitwiseOr => "bitwise_or",
+            BinaryOp::BitwiseXor => "bitwise_xor",
+            BinaryOp::LeftShift => "left_shift",
+            BinaryOp::RightShift => "right_shift",
+        }
+    }
+
+    /// Ops defined only on integers (Nx raises for floats).
+    pub fn integer_only(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Quotient
+                | BinaryOp::BitwiseAnd
+                | BinaryOp::BitwiseOr
+                | BinaryOp::BitwiseXor
+                | BinaryOp::LeftShift
+                | BinaryOp::RightShift
+        )
+    }
+
+    /// Ops defined only on floats: integer operands are converted first (Nx).
+    pub fn needs_float(self) -> bool {
+        matches!(self, BinaryOp::Divide | BinaryOp::Atan2)
+    }
+
+    /// Whether the op exists for `dtype` (the kernels instantiated for it).
+    pub fn defined_for(self, dtype: crate::dtype::DType) -> bool {
+        if dtype.is_float() {
+            !self.integer_only()
+        } else {
+            !self.needs_float()
         }
     }
 
@@ -110,6 +169,14 @@ impl BinaryOp {
                     b
                 }
             }
+            BinaryOp::Remainder => a.rem(b),
+            BinaryOp::Quotient => a.quot(b),
+            BinaryOp::Atan2 => a.atan2(b),
+            BinaryOp::BitwiseAnd => a.bit_and(b),
+            BinaryOp::BitwiseOr => a.bit_or(b),
+            BinaryOp::BitwiseXor => a.bit_xor(b),
+            BinaryOp::LeftShift => a.shift_left(b),
+            BinaryOp::RightShift => a.shift_right(b),
             _ => a,
         }
     }
@@ -196,11 +263,17 @@ pub enum UnaryOp {
     Erfc,
     /// the inverse of erf on (-1, 1) (float)
     ErfInv,
+    /// every bit flipped (integers only)
+    BitwiseNot,
+    /// the leading zero bits (integers only)
+    CountLeadingZeros,
+    /// the one bits (integers only)
+    PopulationCount,
 }
 
 impl UnaryOp {
     /// Every elementwise op of one operand.
-    pub const ALL: [UnaryOp; 32] = [
+    pub const ALL: [UnaryOp; 35] = [
         UnaryOp::Negate,
         UnaryOp::Abs,
         UnaryOp::Sign,
@@ -233,6 +306,9 @@ impl UnaryOp {
         UnaryOp::Erf,
         UnaryOp::Erfc,
         UnaryOp::ErfInv,
+        UnaryOp::BitwiseNot,
+        UnaryOp::CountLeadingZeros,
+        UnaryOp::PopulationCount,
     ];
 
     /// The op's name in error messages.
@@ -270,7 +346,18 @@ impl UnaryOp {
             UnaryOp::Erf => "erf",
             UnaryOp::Erfc => "erfc",
             UnaryOp::ErfInv => "erf_inv",
+            UnaryOp::BitwiseNot => "bitwise_not",
+            UnaryOp::CountLeadingZeros => "count_leading_zeros",
+            UnaryOp::PopulationCount => "population_count",
         }
+    }
+
+    /// Ops defined only on integers (Nx raises for floats).
+    pub fn integer_only(self) -> bool {
+        matches!(
+            self,
+            UnaryOp::BitwiseNot | UnaryOp::CountLeadingZeros | UnaryOp::PopulationCount
+        )
     }
 
     /// Ops defined only on floats: the frontend converts integer inputs to f32 first (Nx).
@@ -321,6 +408,9 @@ impl UnaryOp {
                 }
             }
             UnaryOp::Square => x.mul(x),
+            UnaryOp::BitwiseNot => x.bit_not(),
+            UnaryOp::CountLeadingZeros => x.leading_zeros_of(),
+            UnaryOp::PopulationCount => x.ones_of(),
             _ => x,
         }
     }

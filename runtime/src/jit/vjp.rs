@@ -210,6 +210,27 @@ fn binary(
                 Some(g.multiply(&at_y)?.divide(&at_x.add(1.0)?)?),
             )
         }
+        // x rem y = x - trunc(x / y)·y, so the slope in y is -trunc(x / y) = -(x - out) / y.
+        // Nx's grad.ex writes floor, which is the slope only where x / y >= 0.
+        BinaryOp::Remainder => (
+            Some(g.clone()),
+            Some(g.multiply(&x.subtract(&out)?.divide(&y)?.negate()?)?),
+        ),
+        BinaryOp::Atan2 => {
+            let den = x.square()?.add(&y.square()?)?;
+            (
+                Some(g.multiply(&y.divide(&den)?)?),
+                Some(g.multiply(&x.divide(&den)?.negate()?)?),
+            )
+        }
+        BinaryOp::Quotient => {
+            return Err(Error::InvalidArgument {
+                op: "grad",
+                message: "cannot compute the gradient of quotient (integer division has no \
+                          slope; Nx raises too): use divide and floor for a float result"
+                    .into(),
+            })
+        }
         _ => (None, None),
     };
     let finish = |want: bool, d: Option<Tensor>, shape: &[usize]| -> Result<Option<Tensor>> {
@@ -270,9 +291,13 @@ fn unary(op: UnaryOp, site: &Site<'_>, g: &Tensor) -> Result<Tensor> {
                 .exp()?
                 .multiply(std::f64::consts::PI.sqrt() / 2.0)?,
         ),
-        UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round => {
-            site.zeros(dt, x.shape())
-        }
+        UnaryOp::Sign
+        | UnaryOp::Floor
+        | UnaryOp::Ceil
+        | UnaryOp::Round
+        | UnaryOp::BitwiseNot
+        | UnaryOp::CountLeadingZeros
+        | UnaryOp::PopulationCount => site.zeros(dt, x.shape()),
     }
 }
 

@@ -64,8 +64,11 @@ impl Tensor {
         })?;
         let rhs = self.literal(rhs, dtype)?;
         let device = resolve_device(op.name(), None, &[self, &rhs])?;
-        if op == BinaryOp::Divide {
+        if op.needs_float() {
             dtype = dtype.to_float();
+        }
+        if op.integer_only() && dtype.is_float() {
+            return Err(integer_only(op.name(), dtype));
         }
         let out_shape = broadcast_shapes(op.name(), self.shape(), rhs.shape())?;
         check_shape(op.name(), &out_shape, dtype)?;
@@ -112,10 +115,32 @@ impl Tensor {
         greater => Greater,
         /// Elementwise `>=`, as u8 0/1.
         greater_equal => GreaterEqual,
+        /// The remainder of `self / rhs` with the sign of `self` (C's `fmod` on floats), as
+        /// `Nx.remainder`; an integer by 0 gives `self`.
+        remainder => Remainder,
+        /// Integer division rounding toward zero, as `Nx.quotient`; floats are an error. An
+        /// integer by 0 gives every bit set (-1 signed), as XLA.
+        quotient => Quotient,
+        /// The angle of the point `(rhs, self)` in (-π, π], as `Nx.atan2` (integers become f32).
+        atan2 => Atan2,
+        /// Bitwise and (integers only, as Nx).
+        bitwise_and => BitwiseAnd,
+        /// Bitwise or (integers only).
+        bitwise_or => BitwiseOr,
+        /// Bitwise exclusive or (integers only).
+        bitwise_xor => BitwiseXor,
+        /// `self << rhs` (integers only); shifting past the width gives 0.
+        left_shift => LeftShift,
+        /// `self >> rhs`, arithmetic on signed and logical on unsigned types (integers only);
+        /// past the width, the sign fill.
+        right_shift => RightShift,
     }
 
     fn unary_op(&self, op: UnaryOp) -> Result<Tensor> {
         let device = resolve_device(op.name(), None, &[self])?;
+        if op.integer_only() && self.dtype().is_float() {
+            return Err(integer_only(op.name(), self.dtype()));
+        }
         let dtype = if op.needs_float() {
             self.dtype().to_float()
         } else {
@@ -190,5 +215,40 @@ impl Tensor {
         erfc => Erfc,
         /// The inverse error function: ±inf at ±1, NaN outside (integers become f32).
         erf_inv => ErfInv,
+        /// Every bit flipped (integers only, as Nx).
+        bitwise_not => BitwiseNot,
+        /// The leading zero bits of each element, in its dtype (integers only).
+        count_leading_zeros => CountLeadingZeros,
+        /// The one bits of each element, in its dtype (integers only).
+        population_count => PopulationCount,
+    }
+
+    /// The logarithm of each element to `base`, `ln x / ln base` (Nx's `log/2`; integers
+    /// become f32).
+    pub fn log_base(&self, base: f64) -> Result<Tensor> {
+        if base <= 0.0 || base == 1.0 {
+            return Err(Error::InvalidArgument {
+                op: "log",
+                message: format!(
+                    "expected base to be greater than 0 and different than 1, got: {base}"
+                ),
+            });
+        }
+        self.log()?.divide(base.ln())
+    }
+}
+
+/// The error Nx raises for a bitwise op or `quotient` on floats.
+fn integer_only(op: &'static str, dtype: DType) -> Error {
+    let who = if op == "quotient" {
+        "quotient expects"
+    } else {
+        "bitwise operators expect"
+    };
+    Error::InvalidArgument {
+        op,
+        message: format!(
+            "{who} integer tensors as inputs and outputs an integer tensor, got: {dtype}"
+        ),
     }
 }

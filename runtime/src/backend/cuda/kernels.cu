@@ -131,6 +131,47 @@ template <typename T> __device__ __forceinline__ T e_pow(T base, T e) {
 __device__ __forceinline__ f32 e_pow(f32 a, f32 b) { return powf(a, b); }
 __device__ __forceinline__ f64 e_pow(f64 a, f64 b) { return pow(a, b); }
 
+// Remainder with the dividend's sign, as `Element::rem`: an integer by 0 gives the dividend,
+// and MIN % -1 is 0 (C++ leaves both undefined).
+template <typename T> __device__ __forceinline__ T e_rem(T a, T b) {
+    if (b == 0) return a;
+    if (Limits<T>::lowest() != 0 && b == (T)-1) return 0;
+    return a % b;
+}
+__device__ __forceinline__ f32 e_rem(f32 a, f32 b) { return fmodf(a, b); }
+__device__ __forceinline__ f64 e_rem(f64 a, f64 b) { return fmod(a, b); }
+
+// Integer division toward zero, as `Element::quot`: by 0 every bit set, MIN / -1 wraps.
+template <typename T> __device__ __forceinline__ T e_quot(T a, T b) {
+    if (b == 0) return (T)-1;
+    if (Limits<T>::lowest() != 0 && b == (T)-1) return w_sub((T)0, a);
+    return a / b;
+}
+
+__device__ __forceinline__ f32 e_atan2(f32 a, f32 b) { return atan2f(a, b); }
+__device__ __forceinline__ f64 e_atan2(f64 a, f64 b) { return atan2(a, b); }
+
+// Shifts as `Element::shift_left`/`shift_right`: the count read as unsigned, and past the
+// width 0 (left) or the sign fill (right; arithmetic on signed types).
+template <typename T> __device__ __forceinline__ T e_shl(T a, T b) {
+    typedef typename Unsigned<T>::type U;
+    unsigned long long n = (unsigned long long)(s64)b;
+    if (n >= sizeof(T) * 8) return 0;
+    return (T)(U)((U)a << n);
+}
+template <typename T> __device__ __forceinline__ T e_shr(T a, T b) {
+    unsigned long long n = (unsigned long long)(s64)b;
+    if (n >= sizeof(T) * 8) return a < 0 ? (T)-1 : (T)0;
+    return (T)(a >> n);
+}
+
+__device__ __forceinline__ u8 e_clz(u8 x) { return (u8)(__clz((int)(unsigned int)x) - 24); }
+__device__ __forceinline__ s32 e_clz(s32 x) { return (s32)__clz(x); }
+__device__ __forceinline__ s64 e_clz(s64 x) { return (s64)__clzll(x); }
+__device__ __forceinline__ u8 e_popc(u8 x) { return (u8)__popc((unsigned int)x); }
+__device__ __forceinline__ s32 e_popc(s32 x) { return (s32)__popc((unsigned int)x); }
+__device__ __forceinline__ s64 e_popc(s64 x) { return (s64)__popcll((unsigned long long)x); }
+
 template <typename T> __device__ __forceinline__ T e_min(T a, T b) {
     return (is_nan(a) || a < b) ? a : b;
 }
@@ -159,6 +200,14 @@ ARITH(divide, e_div(a, b))
 ARITH(pow, e_pow(a, b))
 ARITH(min, e_min(a, b))
 ARITH(max, e_max(a, b))
+ARITH(remainder, e_rem(a, b))
+ARITH(quotient, e_quot(a, b))
+ARITH(atan2, e_atan2(a, b))
+ARITH(bitwise_and, (T)(a & b))
+ARITH(bitwise_or, (T)(a | b))
+ARITH(bitwise_xor, (T)(a ^ b))
+ARITH(left_shift, e_shl(a, b))
+ARITH(right_shift, e_shr(a, b))
 
 #define COMPARE(NAME, EXPR) \
     struct b_##NAME { template <typename T> __device__ __forceinline__ u8 operator()(T a, T b) const { return (EXPR) ? 1 : 0; } };
@@ -187,6 +236,9 @@ UNARY(cos, cos(x))
 UNARY(floor, floor(x))
 UNARY(ceil, ceil(x))
 UNARY(round, round(x))
+UNARY(bitwise_not, (T)~x)
+UNARY(count_leading_zeros, e_clz(x))
+UNARY(population_count, e_popc(x))
 // Float math beyond the functions above: one overload per width, f32 through CUDA's
 // f-suffixed functions and f64 through the plain ones, so no call depends on the C++ overloads
 // a toolchain may or may not declare for float.

@@ -29,6 +29,7 @@ pub fn binary_name(op: BinaryOp, dtype: DType) -> String {
 /// ops on integers: the frontend converts first).
 pub fn unary_functor(op: UnaryOp, dtype: DType) -> Option<String> {
     match (dtype.is_float(), op) {
+        (true, op) if op.integer_only() => None,
         (true, _) => Some(format!("u_{}", op.name())),
         (false, UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round) => {
             Some(format!("u_int_{}", op.name()))
@@ -93,7 +94,7 @@ pub fn source() -> String {
     let mut s = String::from(BODY);
     s.push('\n');
     for dtype in DType::ALL {
-        for op in BinaryOp::ALL {
+        for op in BinaryOp::ALL.into_iter().filter(|op| op.defined_for(dtype)) {
             let out = if op.is_comparison() { DType::U8 } else { dtype };
             s.push_str(&format!(
                 "BINARY_KERNEL({}, b_{}, {dtype}, {out})\n",
@@ -136,7 +137,12 @@ pub fn source() -> String {
 pub fn all_names() -> Vec<String> {
     let mut names = Vec::new();
     for dtype in DType::ALL {
-        names.extend(BinaryOp::ALL.iter().map(|&op| binary_name(op, dtype)));
+        names.extend(
+            BinaryOp::ALL
+                .iter()
+                .filter(|op| op.defined_for(dtype))
+                .map(|&op| binary_name(op, dtype)),
+        );
         names.extend(UnaryOp::ALL.iter().filter_map(|&op| unary_name(op, dtype)));
         names.extend(DType::ALL.iter().map(|&to| cast_name(dtype, to)));
         names.extend(ReduceOp::ALL.iter().map(|&op| reduce_name(op, dtype)));
