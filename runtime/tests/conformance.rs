@@ -87,6 +87,11 @@ proptest! {
             }
         }
         conform("add number", &inputs, |t| t[0].add(2.5));
+        conform(&format!("select {da}{sa:?} {db}{sb:?}"), &inputs, |t| {
+            t[0].greater(0)?.select(&t[0], &t[1])
+        });
+        conform("select numbers", &inputs, |t| t[1].select(1, -2.5));
+        conform("clip", &inputs, |t| t[0].clip(-1, 1));
         conform("multiply integer", &inputs, |t| t[0].multiply(3));
     }
 

@@ -229,6 +229,18 @@ type MatmulKernel =
     unsafe extern "C" fn(u64, u64, u64, u64, u64, u64, *const c_void, *const c_void, *mut c_void);
 type StridedKernel = unsafe extern "C" fn(u64, ShapeArg, ViewArg, *const c_void, *mut c_void);
 type TakeKernel = unsafe extern "C" fn(u64, u64, u64, u64, *const u64, *const c_void, *mut c_void);
+type SelectKernel = unsafe extern "C" fn(
+    u64,
+    ShapeArg,
+    ViewArg,
+    ViewArg,
+    ViewArg,
+    i32,
+    *const c_void,
+    *const c_void,
+    *const c_void,
+    *mut c_void,
+);
 type PlaceKernel = unsafe extern "C" fn(u64, u64, u64, u64, *const c_void, *mut c_void);
 
 #[test]
@@ -546,6 +558,52 @@ fn integer_matmul_and_layout_kernels_match_binary() {
             |f: StridedKernel| unsafe { f(24, s, v[0], rx.as_ptr() as _, op_ptr) },
         );
         check(&format!("copy_strided {dtype}"), &expected, &o);
+
+        // select: a [2,3,4] choice against a [3,1] one under a [4] predicate, and a number
+        // (one element repeated) on the false side.
+        let other = random(7, dtype, &[3, 1]);
+        let mask = on(Device::BINARY)
+            .from_vec(vec![1u8, 0, 3, 0], &[4])
+            .unwrap();
+        let (ro, rm) = (raw(&other), raw(&mask));
+        let number = random(8, dtype, &[]);
+        let rn = raw(&number);
+        for (what, f_tensor, f_raw) in [("tensor", &other, &ro), ("number", &number, &rn)] {
+            let expected = mask.select(&x, f_tensor).unwrap();
+            let shape = x.shape().to_vec();
+            let views: Vec<Strided> = [x.shape(), f_tensor.shape(), mask.shape()]
+                .iter()
+                .map(|s| Strided {
+                    offset: 0,
+                    strides: broadcast_strides(s, &shape),
+                })
+                .collect();
+            let refs: Vec<&Strided> = views.iter().collect();
+            let layout = kernels::operand_layout(&shape, &refs);
+            let (s, v) = kernels::shape_and_views("t", &shape, &refs).unwrap();
+            let mut o = output(dtype, 24);
+            let op_ptr = o.as_mut_ptr() as *mut c_void;
+            k.launch(
+                &kernels::named("select", dtype),
+                2,
+                3,
+                |f: SelectKernel| unsafe {
+                    f(
+                        24,
+                        s,
+                        v[0],
+                        v[1],
+                        v[2],
+                        layout,
+                        rx.as_ptr() as _,
+                        f_raw.as_ptr() as _,
+                        rm.as_ptr() as _,
+                        op_ptr,
+                    )
+                },
+            );
+            check(&format!("select {what} {dtype}"), &expected, &o);
+        }
 
         // take along the middle axis.
         let idx = [2usize, 0, 2, 1];

@@ -669,3 +669,33 @@ fn two_operand_math_gradients_match_central_differences() {
         }
     }
 }
+
+/// `select` sends the gradient to the chosen side only (broadcast sides summed back), and
+/// `clip` passes it to `x` from bound to bound inclusive, as Nx's rules.
+#[test]
+fn select_and_clip_gradients_follow_nx() {
+    for device in devices() {
+        let place = on(device);
+        let x = place
+            .from_slice(&[-2.0, -1.0, 0.5, 1.0, 3.0], &[5])
+            .unwrap();
+        let y = place.from_slice(&[10.0], &[1]).unwrap();
+        let g = grad(|x: &Tensor, y: &Tensor| {
+            x.greater(0.0)?
+                .select(&x.multiply(3.0)?, &y.multiply(x)?)?
+                .sum(None, false)
+        })
+        .call((&x, &y))
+        .unwrap();
+        assert_eq!(g[0].to_vec::<f64>().unwrap(), [10.0, 10.0, 3.0, 3.0, 3.0]);
+        assert_eq!(g[1].to_vec::<f64>().unwrap(), [-3.0]);
+        let c = grad(|x: &Tensor| x.clip(-1.0, 1.0)?.sum(None, false))
+            .call(&x)
+            .unwrap();
+        assert_eq!(
+            c[0].to_vec::<f64>().unwrap(),
+            [0.0, 1.0, 1.0, 1.0, 0.0],
+            "clip on {device}"
+        );
+    }
+}

@@ -29,7 +29,7 @@ enum GraphOp {
     Max(usize),
 }
 
-const BINARY: [fn(&Tensor, &Tensor) -> Result<Tensor>; 10] = [
+const BINARY: [fn(&Tensor, &Tensor) -> Result<Tensor>; 13] = [
     |a, b| a.add(b),
     |a, b| a.subtract(b),
     |a, b| a.multiply(b),
@@ -40,6 +40,9 @@ const BINARY: [fn(&Tensor, &Tensor) -> Result<Tensor>; 10] = [
     |a, b| a.less(b),
     |a, b| a.equal(b),
     |a, b| a.greater_equal(b),
+    |a, b| a.greater(0)?.select(a, b),
+    |a, b| a.remainder(b),
+    |a, b| a.atan2(b),
 ];
 
 const UNARY: [fn(&Tensor) -> Result<Tensor>; 10] = [
@@ -87,7 +90,7 @@ fn run_graph(ops: &[GraphOp], args: &[Tensor]) -> Result<Tensor> {
 
 fn graph_op() -> impl Strategy<Value = GraphOp> {
     prop_oneof![
-        4 => (0usize..10, 0usize..16, 0usize..16).prop_map(|(k, a, b)| GraphOp::Binary(k, a, b)),
+        4 => (0usize..13, 0usize..16, 0usize..16).prop_map(|(k, a, b)| GraphOp::Binary(k, a, b)),
         3 => (0usize..10, 0usize..16).prop_map(|(k, a)| GraphOp::Unary(k, a)),
         1 => (select(DType::ALL.to_vec()), 0usize..16).prop_map(|(d, a)| GraphOp::Cast(d, a)),
         2 => (0usize..4, 0usize..16, -3.0f64..3.0).prop_map(|(k, a, v)| GraphOp::Number(k, a, v)),

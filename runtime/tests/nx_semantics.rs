@@ -699,3 +699,65 @@ fn integer_and_two_operand_math_follow_nx_documented_examples() {
         assert!(err.contains("different than 1"), "{err}");
     }
 }
+
+/// `Nx.select` with the values of Nx's documented examples, numbers as choices, NaN as a
+/// predicate (true: not zero) and as a value (kept exactly, where a mask multiplied in would
+/// spread it), and `clip` built on it.
+#[test]
+fn select_follows_nx_documented_examples() {
+    for d in devices() {
+        let place = on(d);
+        let x = place.from_vec(vec![2i32, 4, 6, 8, 10], &[5]).unwrap();
+        let y = place.from_vec(vec![1i32, 6, 2, 11, 2], &[5]).unwrap();
+        let odd = place.from_vec(vec![1i32, 3, 5, 7, 9], &[5]).unwrap();
+        let two = place.scalar(2i32).unwrap();
+        let s = x.greater(&y).unwrap().select(&two, &odd).unwrap();
+        assert_eq!(s.dtype(), DType::S32);
+        assert_eq!(s.to_vec::<i32>().unwrap(), [2, 3, 2, 7, 2]);
+
+        let pred = place.from_vec(vec![0u8, 1, 2], &[3]).unwrap();
+        let zeros = place.from_vec(vec![0i32, 0, 0], &[3]).unwrap();
+        let ones = place.from_vec(vec![1i32, 1, 1], &[3]).unwrap();
+        assert_eq!(
+            pred.select(&zeros, &ones).unwrap().to_vec::<i32>().unwrap(),
+            [1, 0, 0]
+        );
+        let pred = place.from_vec(vec![0i32, 1, 0], &[3]).unwrap();
+        let twos = place.from_vec(vec![2.0f32, 2.0, 2.0], &[3]).unwrap();
+        let m = pred.select(&ones, &twos).unwrap();
+        assert_eq!(
+            (m.dtype(), m.to_vec::<f32>().unwrap()),
+            (DType::F32, vec![2.0, 1.0, 2.0])
+        );
+
+        // Numbers on both sides, broadcast against a [2, 3] predicate.
+        let grid = place.from_vec(vec![0i32, 1, 0, 1, 1, 0], &[2, 3]).unwrap();
+        let n = grid.select(1, 0).unwrap();
+        assert_eq!((n.dtype(), n.shape()), (DType::S32, &[2, 3][..]));
+        assert_eq!(n.to_vec::<i32>().unwrap(), [0, 1, 0, 1, 1, 0]);
+        let f = grid.select(1, 0.5).unwrap();
+        assert_eq!(f.dtype(), DType::F32);
+        let col = place.from_vec(vec![2i32, 3], &[2, 1]).unwrap();
+        let b = grid.select(1, &col).unwrap();
+        assert_eq!(b.to_vec::<i32>().unwrap(), [2, 1, 2, 1, 1, 3]);
+
+        let v = place
+            .from_vec(vec![f32::NAN, 1.0, f32::INFINITY], &[3])
+            .unwrap();
+        let nan_pred = v.select(1.0, 0.0).unwrap().to_vec::<f32>().unwrap();
+        assert_eq!(nan_pred, [1.0, 1.0, 1.0]);
+        let keep = v
+            .is_nan()
+            .unwrap()
+            .select(0.0, &v)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        assert_eq!(keep, [0.0, 1.0, f32::INFINITY]);
+
+        let err = grid
+            .select(&place.from_vec(vec![1i32, 2], &[2]).unwrap(), 0)
+            .unwrap_err();
+        assert!(matches!(err, Error::ShapeMismatch { .. }), "{err}");
+    }
+}

@@ -59,6 +59,24 @@ fn zip<T: Element, U: Element>(
     Ok(U::into_buffer(out))
 }
 
+fn select<T: Element>(
+    (t, vt): (&[T], &Strided),
+    (f, vf): (&[T], &Strided),
+    (p, vp): (&[u8], &Strided),
+    shape: &[usize],
+) -> Result<Buffer> {
+    let mut c = vec![0; shape.len()];
+    let out = build(numel(shape), shape, |i| {
+        unravel(i, shape, &mut c);
+        if p[offset(&c, vp)] != 0 {
+            t[offset(&c, vt)]
+        } else {
+            f[offset(&c, vf)]
+        }
+    })?;
+    Ok(T::into_buffer(out))
+}
+
 fn cast_to<T: Element, U: Element>(v: &[T]) -> Result<Buffer> {
     let from_float = T::DTYPE.is_float();
     let out = build(v.len(), &[v.len()], |i| {
@@ -177,6 +195,22 @@ impl Kernels for BinaryBackend {
                 arith zip(a, lhs.1, b, rhs.1, out_shape, f),
                 cmp zip(a, lhs.1, b, rhs.1, out_shape, f))
         })
+    }
+
+    fn select(
+        &self,
+        on_true: (&Buffer, &Strided),
+        on_false: (&Buffer, &Strided),
+        pred: (&Buffer, &Strided),
+        out_shape: &[usize],
+    ) -> Result<Buffer> {
+        let p = super::predicate(pred.0)?;
+        same_dtype!("select", on_true.0, on_false.0, |t, f| select(
+            (t, on_true.1),
+            (f, on_false.1),
+            (p, pred.1),
+            out_shape
+        ))
     }
 
     fn unary(&self, op: UnaryOp, x: &Buffer) -> Result<Buffer> {

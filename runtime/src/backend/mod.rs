@@ -187,6 +187,15 @@ pub trait Kernels {
         rhs: (&Self::Buffer, &Strided),
         out_shape: &[usize],
     ) -> Result<Self::Buffer>;
+    /// `on_true` where the u8 `pred` is not 0, else `on_false` (one dtype), each read through
+    /// its view over `out_shape`.
+    fn select(
+        &self,
+        on_true: (&Self::Buffer, &Strided),
+        on_false: (&Self::Buffer, &Strided),
+        pred: (&Self::Buffer, &Strided),
+        out_shape: &[usize],
+    ) -> Result<Self::Buffer>;
     /// Elementwise `op` of one operand.
     fn unary(&self, op: UnaryOp, x: &Self::Buffer) -> Result<Self::Buffer>;
     /// Every element converted to `to`.
@@ -257,6 +266,10 @@ pub fn route<K: Kernels + ?Sized>(kernels: &K, op: &Op, given: &[&K::Buffer]) ->
             let [x, y] = op_inputs(op, given)?;
             kernels.binary(*b, (x, lhs), (y, rhs), out_shape)
         }
+        Op::Select { views, out_shape } => {
+            let [t, f, p] = op_inputs(op, given)?;
+            kernels.select((t, &views[0]), (f, &views[1]), (p, &views[2]), out_shape)
+        }
         Op::Unary(u) => {
             let [x] = op_inputs(op, given)?;
             kernels.unary(*u, x)
@@ -314,6 +327,21 @@ pub fn route<K: Kernels + ?Sized>(kernels: &K, op: &Op, given: &[&K::Buffer]) ->
             }
             kernels.fused(f, given)
         }
+    }
+}
+
+/// The u8 elements of a select's predicate (the frontend makes it u8; anything else is a
+/// frontend bug, reported).
+pub(crate) fn predicate(pred: &Buffer) -> Result<&[u8]> {
+    match pred {
+        Buffer::U8(p) => Ok(p),
+        other => Err(Error::InvalidArgument {
+            op: "select",
+            message: format!(
+                "internal: a {} predicate reached the backend",
+                other.dtype()
+            ),
+        }),
     }
 }
 

@@ -32,6 +32,14 @@ pub enum Op {
         /// The (broadcast) shape of the result.
         out_shape: Vec<usize>,
     },
+    /// Elementwise choice: `on_true` where the u8 predicate is not 0, else `on_false`, each
+    /// read through its view over `out_shape`. Inputs: on_true, on_false (one dtype), pred.
+    Select {
+        /// How on_true, on_false and pred are read, in that order.
+        views: [Strided; 3],
+        /// The (broadcast) shape of the result.
+        out_shape: Vec<usize>,
+    },
     /// Elementwise `op`; float-only ops receive float memory. Input: x.
     Unary(UnaryOp),
     /// Every element converted to the dtype. Input: x.
@@ -98,6 +106,7 @@ impl Op {
     pub fn name(&self) -> &'static str {
         match self {
             Op::Binary { op, .. } => op.name(),
+            Op::Select { .. } => "select",
             Op::Unary(op) => op.name(),
             Op::Cast(_) => "as_type",
             Op::Reduce { .. } => "reduce",
@@ -121,6 +130,7 @@ impl Op {
         match self {
             Op::Binary { .. } | Op::Matmul(_) | Op::PutSlice { .. } => 2,
             Op::Concatenate { shapes, .. } => shapes.len(),
+            Op::Select { .. } => 3,
             Op::Fused(f) => f.inputs.len(),
             _ => 1,
         }
@@ -143,7 +153,9 @@ impl Op {
     pub fn out_len(&self, input_len: usize) -> usize {
         let without = |shape: &[usize], axes: &[usize]| numel(&without_axes(shape, axes));
         match self {
-            Op::Binary { out_shape, .. } | Op::CopyStrided { out_shape, .. } => numel(out_shape),
+            Op::Binary { out_shape, .. }
+            | Op::CopyStrided { out_shape, .. }
+            | Op::Select { out_shape, .. } => numel(out_shape),
             Op::Unary(_) | Op::Cast(_) | Op::PutSlice { .. } => input_len,
             Op::Reduce { shape, axes, .. } => without(shape, axes),
             Op::ArgReduce { shape, axis, .. } => without(shape, &[*axis]),

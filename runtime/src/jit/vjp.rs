@@ -64,6 +64,7 @@ pub(crate) fn vjp(op: &Op, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<Ten
             rhs,
             out_shape,
         } => binary(*op, [lhs, rhs], out_shape, site, g),
+        Op::Select { views, out_shape } => select(views, out_shape, site, g),
         Op::Unary(op) => Ok(vec![Some(unary(*op, site, g)?)]),
         Op::Cast(_) => {
             let x = site.input(0)?;
@@ -243,6 +244,32 @@ fn binary(
         finish(site.wants(0), gx, &xs)?,
         finish(site.wants(1), gy, &ys)?,
     ])
+}
+
+/// Nx's rule: each choice gets the gradient where it was chosen; the predicate none.
+fn select(
+    views: &[Strided; 3],
+    out_shape: &[usize],
+    site: &Site<'_>,
+    g: &Tensor,
+) -> Result<Vec<Option<Tensor>>> {
+    let shape_of = |k: usize| -> Result<Vec<usize>> {
+        operand_shape(&views[k], out_shape, site.input(k)?.size())
+    };
+    let pred = site.input(2)?.reshape(&shape_of(2)?)?;
+    let g = g.reshape(out_shape)?;
+    let side = |k: usize| -> Result<Option<Tensor>> {
+        if !site.wants(k) {
+            return Ok(None);
+        }
+        let chosen = if k == 0 {
+            pred.select(&g, 0.0)?
+        } else {
+            pred.select(0.0, &g)?
+        };
+        Ok(Some(unbroadcast(chosen, &shape_of(k)?)?))
+    };
+    Ok(vec![side(0)?, side(1)?, None])
 }
 
 fn unary(op: UnaryOp, site: &Site<'_>, g: &Tensor) -> Result<Tensor> {

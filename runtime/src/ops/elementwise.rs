@@ -37,7 +37,7 @@ impl Tensor {
     }
 
     /// A rank-0 tensor of `dtype` holding a number literal, exactly when the dtype holds it.
-    fn literal(&self, number: Operand<'_>, dtype: DType) -> Result<Tensor> {
+    pub(super) fn literal(&self, number: Operand<'_>, dtype: DType) -> Result<Tensor> {
         let buffer = match number {
             Operand::Integer(v) => crate::buffer::with_dtype!(dtype, T => {
                 use crate::element::Element;

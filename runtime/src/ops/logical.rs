@@ -1,13 +1,18 @@
-//! Logical ops, tests of float classes, clipping and closeness (Nx's `logical_*`, `is_nan`,
-//! `is_infinity`, `clip`, `all_close`), composed of comparisons and `min`/`max`, so each is
+//! Logical ops, `select`, tests of float classes, clipping and closeness (Nx's `logical_*`,
+//! `select`, `is_nan`, `is_infinity`, `clip`, `all_close`). `select` is an op of its own on
+//! every backend; the rest are composed of comparisons, `min`/`max` and `select`, so each is
 //! exact for NaN (a mask is never multiplied into a value) and comes to every backend, `jit`
 //! and the gradient with its parts. Truth values are u8 0 or 1, as in Nx; a value is true
 //! when it is not zero (NaN is true).
 
+use crate::dtype::DType;
 use crate::error::Result;
+use crate::ir::Op;
+use crate::session::resolve_device;
+use crate::shape::{broadcast_shapes, broadcast_strides, check_shape};
 use crate::tensor::Tensor;
 
-use super::Operand;
+use super::{merge_number, run, Operand};
 
 /// Nx's defaults for [`Tensor::all_close`].
 const RTOL: f64 = 1e-5;
@@ -70,15 +75,68 @@ impl Tensor {
         self.abs()?.equal(f64::INFINITY)
     }
 
+    /// `on_true` where this tensor (the predicate) is not zero (NaN included), else `on_false`,
+    /// as `Nx.select(pred, on_true, on_false)`: the three broadcast together, and the result has
+    /// the merged type of the two choices (numbers merge as in Nx). Exact for every value: no
+    /// mask is multiplied in. The gradient goes to the chosen side only.
+    pub fn select<'a, 'b>(
+        &self,
+        on_true: impl Into<Operand<'a>>,
+        on_false: impl Into<Operand<'b>>,
+    ) -> Result<Tensor> {
+        let (on_true, on_false) = (on_true.into(), on_false.into());
+        let dtype = match (on_true, on_false) {
+            (Operand::Tensor(t), other) => merge_number(t.dtype(), other)?,
+            (number, Operand::Tensor(f)) => merge_number(f.dtype(), number)?,
+            (number, other) => merge_number(number_dtype(number)?, other)?,
+        };
+        let (t, f) = (
+            self.literal(on_true, dtype)?,
+            self.literal(on_false, dtype)?,
+        );
+        let device = resolve_device("select", None, &[self, &t, &f])?;
+        let shape = broadcast_shapes("select", self.shape(), t.shape())?;
+        let shape = broadcast_shapes("select", &shape, f.shape())?;
+        check_shape("select", &shape, dtype)?;
+        let pred = if self.dtype() == DType::U8 {
+            self.clone()
+        } else {
+            self.truth()?
+        };
+        let (t, f, pred) = (
+            t.prepared(dtype, device)?,
+            f.prepared(dtype, device)?,
+            pred.prepared(DType::U8, device)?,
+        );
+        let views = [&t, &f, &pred].map(|x| crate::ir::Strided {
+            offset: 0,
+            strides: broadcast_strides(x.shape(), &shape),
+        });
+        run(
+            device,
+            Op::Select {
+                views,
+                out_shape: shape.clone(),
+            },
+            &[&t, &f, &pred],
+            shape,
+        )
+    }
+
     /// Each element limited to `[min, max]` (Nx's `clip`): `min(max(x, min), max)`, with Nx's
-    /// type merging of the bounds; NaN stays NaN. The gradient flows where `min < x < max`
-    /// (at a bound exactly, half of it: the tie rule of `max` and `min`).
+    /// type merging of the bounds; NaN stays NaN. As in Nx, the gradient passes to `x` where
+    /// `min <= x <= max` (the bounds included) and to a bound where it is exceeded.
     pub fn clip<'a, 'b>(
         &self,
         min: impl Into<Operand<'a>>,
         max: impl Into<Operand<'b>>,
     ) -> Result<Tensor> {
-        self.max(min)?.min(max)
+        let (min, max) = (min.into(), max.into());
+        let limited = self.max(min)?.min(max)?;
+        let inside = self
+            .greater_equal(min)?
+            .logical_and(&self.less_equal(max)?)?;
+        inside.select(&self.as_type(limited.dtype())?, &limited)
     }
 
     /// Whether every element is within `1e-8 + 1e-5 * |other|` of `other` (Nx's `all_close`
@@ -104,5 +162,15 @@ impl Tensor {
             close = close.logical_or(&self.is_nan()?.logical_and(&other.is_nan()?)?)?;
         }
         close.all(None, false)
+    }
+}
+
+/// The dtype Nx gives a number on its own: s32 for an integer that fits (else s64), f32 for a
+/// float.
+fn number_dtype(number: Operand<'_>) -> Result<DType> {
+    match number {
+        Operand::Tensor(t) => Ok(t.dtype()),
+        Operand::Float(_) => Ok(DType::F32),
+        Operand::Integer(_) => merge_number(DType::S32, number),
     }
 }

@@ -364,6 +364,18 @@ __device__ void binary_body(index_t n, const Shape& s, const View& va, const Vie
     }
 }
 
+// `t` where `p` is not 0, else `f`; `layout` as binary_body's, for operands t, f, p: bits 1, 2
+// and 4 read in order, bits 8, 16 and 32 one element repeated.
+template <typename T>
+__device__ void select_body(index_t n, const Shape& s, const View& vt, const View& vf,
+                            const View& vp, int layout, const T* t, const T* f, const u8* p,
+                            T* out) {
+    GRID_STRIDE(i, n) {
+        out[i] = p[operand_at(layout, 4, 32, s, vp, i)] ? t[operand_at(layout, 1, 8, s, vt, i)]
+                                                         : f[operand_at(layout, 2, 16, s, vf, i)];
+    }
+}
+
 template <typename T, typename Op>
 __device__ void unary_body(index_t n, const T* x, T* out) {
     Op op;
@@ -483,6 +495,9 @@ __device__ void place_rows_body(index_t n, index_t part_row, index_t out_row, in
 #define LAYOUT_KERNELS(T) \
     extern "C" __global__ void copy_strided_##T(index_t n, Shape s, View v, const T* x, T* out) { \
         copy_strided_body<T>(n, s, v, x, out); } \
+    extern "C" __global__ void select_##T(index_t n, Shape s, View vt, View vf, View vp, int layout, \
+                                          const T* t, const T* f, const u8* p, T* out) { \
+        select_body<T>(n, s, vt, vf, vp, layout, t, f, p, out); } \
     extern "C" __global__ void scatter_strided_##T(index_t n, Shape s, View v, const T* x, T* out) { \
         scatter_strided_body<T>(n, s, v, x, out); } \
     extern "C" __global__ void take_##T(index_t total, index_t len, index_t inner, index_t count, \

@@ -58,24 +58,29 @@ fn reduce_op_name(op: ReduceOp) -> &'static str {
     }
 }
 
-/// The `layout` argument of a binary kernel: per operand, whether it reads the output's own
-/// order (bits 1 and 2) or one element repeated (bits 4 and 8), the two cases that need no
-/// index arithmetic.
-pub fn binary_layout(shape: &[usize], lhs: &Strided, rhs: &Strided) -> i32 {
-    let bits = |v: &Strided, in_order: i32, repeated: i32| {
+/// The `layout` argument of a binary or select kernel: for operand `k` of `views`, bit `k` when
+/// it reads the output's own order, bit `k + views.len()` when it is one element repeated (a
+/// number broadcast): the two cases that need no index arithmetic.
+pub fn operand_layout(shape: &[usize], views: &[&Strided]) -> i32 {
+    let n = views.len();
+    views.iter().enumerate().fold(0, |bits, (k, v)| {
         if v.is_contiguous(shape) {
-            in_order
+            bits | 1 << k
         } else if shape
             .iter()
             .zip(&v.strides)
             .all(|(&d, &s)| d == 1 || s == 0)
         {
-            repeated
+            bits | 1 << (k + n)
         } else {
-            0
+            bits
         }
-    };
-    bits(lhs, 1, 4) | bits(rhs, 2, 8)
+    })
+}
+
+/// [`operand_layout`] of a binary kernel's two operands.
+pub fn binary_layout(shape: &[usize], lhs: &Strided, rhs: &Strided) -> i32 {
+    operand_layout(shape, &[lhs, rhs])
 }
 
 /// The row-reduction kernel for `op` on `dtype`.
@@ -150,7 +155,13 @@ pub fn all_names() -> Vec<String> {
         if !dtype.is_float() {
             names.push(named("matmul", dtype));
         }
-        for kind in ["copy_strided", "scatter_strided", "take", "place_rows"] {
+        for kind in [
+            "copy_strided",
+            "scatter_strided",
+            "take",
+            "place_rows",
+            "select",
+        ] {
             names.push(named(kind, dtype));
         }
     }

@@ -405,6 +405,33 @@ impl Kernels for CudaBackend {
         Ok(out(a.ordinal, n, data))
     }
 
+    fn select(
+        &self,
+        on_true: (&CudaBuffer, &Strided),
+        on_false: (&CudaBuffer, &Strided),
+        pred: (&CudaBuffer, &Strided),
+        out_shape: &[usize],
+    ) -> Result<CudaBuffer> {
+        let (t, f, p) = (on_true.0, on_false.0, pred.0);
+        let dev = device::device(t.ordinal)?;
+        let n = numel(out_shape);
+        let views = [on_true.1, on_false.1, pred.1];
+        let layout = kernels::operand_layout(out_shape, &views);
+        let (s, v) = kernels::shape_and_views("select", out_shape, &views)?;
+        let (vt, vf, vp, nn) = (v[0], v[1], v[2], n as u64);
+        let mask = typed::<u8>("select", p)?;
+        let data = with_dtype!(t.dtype(), T => {
+            let (x, y) = (typed::<T>("select", t)?, typed::<T>("select", f)?);
+            let mut o = dev.alloc::<T>(n, out_shape)?;
+            if n > 0 {
+                let name = kernels::named("select", T::DTYPE);
+                launch!(dev, name, elementwise_config(n); &nn, &s, &vt, &vf, &vp, &layout, x, y, mask, &mut o);
+            }
+            CudaData::from(o)
+        });
+        Ok(out(t.ordinal, n, data))
+    }
+
     fn unary(&self, op: UnaryOp, x: &CudaBuffer) -> Result<CudaBuffer> {
         let dev = device::device(x.ordinal)?;
         let name = kernels::unary_name(op, x.dtype()).ok_or(Error::UnsupportedDType {

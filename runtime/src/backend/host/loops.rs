@@ -147,6 +147,30 @@ pub(super) fn zip<T: Element, U: Element>(
     Ok(U::into_buffer(out))
 }
 
+/// `t` where `p` is not 0, else `f`, each read through its view, in parallel over rows.
+pub(super) fn choose<T: Element>(
+    (t, vt): (&[T], &Strided),
+    (f, vf): (&[T], &Strided),
+    (p, vp): (&[u8], &Strided),
+    shape: &[usize],
+) -> Result<Buffer> {
+    let step = |v: &Strided| v.strides.last().copied().unwrap_or(0);
+    let (st, sf, sp) = (step(vt), step(vf), step(vp));
+    let out = fill_rows(shape, |row, o: &mut [T], coords| {
+        let bt = row_base(row, shape, vt, coords);
+        let bf = row_base(row, shape, vf, coords);
+        let bp = row_base(row, shape, vp, coords);
+        for (j, o) in o.iter_mut().enumerate() {
+            *o = if p[bp + j * sp] != 0 {
+                t[bt + j * st]
+            } else {
+                f[bf + j * sf]
+            };
+        }
+    })?;
+    Ok(T::into_buffer(out))
+}
+
 pub(super) fn copy_view<T: Element>(
     v: &[T],
     view: &Strided,

@@ -62,6 +62,22 @@ impl Kernels for HostBackend {
         })
     }
 
+    fn select(
+        &self,
+        on_true: (&Buffer, &Strided),
+        on_false: (&Buffer, &Strided),
+        pred: (&Buffer, &Strided),
+        out_shape: &[usize],
+    ) -> Result<Buffer> {
+        let p = super::predicate(pred.0)?;
+        same_dtype!("select", on_true.0, on_false.0, |t, f| loops::choose(
+            (t, on_true.1),
+            (f, on_false.1),
+            (p, pred.1),
+            out_shape
+        ))
+    }
+
     fn unary(&self, op: UnaryOp, x: &Buffer) -> Result<Buffer> {
         Ok(match x {
             Buffer::F32(v) => match vmath::unary(op, v) {
