@@ -85,7 +85,7 @@ pub use notebook::{
     clear_output, display, input, input_password, keep_output_flowing, DisplayHandle, Displayable,
     Html, Svg,
 };
-pub use ops::{merge_number, Leftover, Operand};
+pub use ops::{merge_number, Leftover, Operand, PadMode, SplitAt};
 pub use parallel::all_reduce::{all_reduce, Reduction};
 pub use parallel::data_parallel::{data_parallel, Combine, DataParallel};
 pub use parallel::Partitions;

@@ -7,7 +7,7 @@ mod common;
 use common::{conform, conform_failing, random};
 use proptest::prelude::*;
 use proptest::sample::select;
-use tensorbook::{DType, Error, Leftover, Tensor};
+use tensorbook::{DType, Error, Leftover, PadMode, Tensor};
 
 fn dtype() -> impl Strategy<Value = DType> {
     select(DType::ALL.to_vec())
@@ -193,6 +193,21 @@ proptest! {
             let indices = tensorbook::on(tensorbook::Device::BINARY).from_vec(idx, &[2, 2]).unwrap();
             let with_idx = [inputs[0].clone(), indices];
             conform(&format!("take {s:?} axis {axis}"), &with_idx, |t| t[0].take(&t[1], axis as isize));
+            conform(&format!("reverse {s:?} axis {axis}"), &inputs, |t| t[0].reverse(Some(&[axis as isize])));
+            conform(&format!("flatten {s:?}"), &inputs, |t| t[0].flatten(None));
+            let config: Vec<(i64, i64, usize)> = (0..rank)
+                .map(|i| {
+                    let bits = (pick >> (5 * i + 20)) as i64;
+                    (bits % 3 - 1, (bits >> 2) % 3 - 1, (bits >> 4) as usize % 2)
+                })
+                .collect();
+            conform_or_refused(&format!("pad {s:?} {config:?}"), &inputs, |t| t[0].pad(-1.5, &config));
+            let outer: Vec<(i64, i64)> = config.iter().map(|&(l, h, _)| (l + 1, h + 1)).collect();
+            for mode in [PadMode::Cyclic, PadMode::Mirror, PadMode::Reflect, PadMode::Replicate] {
+                conform_or_refused(&format!("pad_outer {mode:?} {s:?} {outer:?}"), &inputs, |t| t[0].pad_outer_with(mode, &outer));
+            }
+            let reps: Vec<usize> = (0..rank.min(3)).map(|i| 1 + (pick as usize >> (2 * i + 40)) % 2).collect();
+            conform(&format!("tile {s:?} {reps:?}"), &inputs, |t| t[0].tile(&reps));
             let size = 1 + (pick as usize >> 12) % 3;
             for leftover in [Leftover::Repeat, Leftover::Discard] {
                 conform(&format!("to_batched {s:?} {size} {leftover:?}"), &inputs, |t| {
@@ -416,4 +431,20 @@ fn bad_calls_fail_alike_everywhere() {
         |t| t[0].argmax(Some(7), false),
         |e| matches!(e, Error::AxisOutOfRange { .. }),
     );
+}
+
+/// [`conform`] where binary may refuse the case (a padding that leaves a negative size, an empty
+/// axis padded from itself): then every device refuses it alike.
+fn conform_or_refused(
+    what: &str,
+    inputs: &[Tensor],
+    op: impl Fn(&[Tensor]) -> tensorbook::Result<Tensor>,
+) {
+    if op(inputs).is_ok() {
+        conform(what, inputs, op);
+    } else {
+        conform_failing(what, inputs, op, |e| {
+            matches!(e, Error::InvalidArgument { .. })
+        });
+    }
 }

@@ -699,3 +699,45 @@ fn select_and_clip_gradients_follow_nx() {
         );
     }
 }
+
+/// Gradients through the composed layout functions (pad with interior and a crop, pad_outer
+/// by reflection, reverse, tile) against central differences of a weighted sum.
+#[test]
+fn layout_function_gradients_match_central_differences() {
+    type Op = fn(&Tensor) -> Result<Tensor>;
+    let cases: [(&str, Op); 4] = [
+        ("pad", |x| x.pad(0.5, &[(1, -1, 1), (-1, 2, 0)])),
+        ("reflect", |x| x.reflect(&[(1, 1), (2, 0)])),
+        ("reverse", |x| x.reverse(Some(&[1]))),
+        ("tile", |x| x.tile(&[2, 1, 2])),
+    ];
+    let h = 1e-6;
+    for device in devices() {
+        let x = on(device)
+            .from_slice(&[0.3, -1.2, 0.7, 2.0, -0.4, 1.1], &[2, 3])
+            .unwrap();
+        for (name, op) in cases {
+            let weighted = move |x: &Tensor| -> Result<Tensor> {
+                let y = op(x)?;
+                let w = on(x.device()).iota(DType::F64, y.shape(), None)?.sin()?;
+                y.multiply(&w)?.sum(None, false)
+            };
+            let g = grad(weighted).call(&x).unwrap()[0].to_vec::<f64>().unwrap();
+            let base = x.to_vec::<f64>().unwrap();
+            for i in 0..base.len() {
+                let at = |d: f64| {
+                    let mut v = base.clone();
+                    v[i] += d;
+                    let t = on(device).from_slice(&v, &[2, 3]).unwrap();
+                    weighted(&t).unwrap().to_scalar::<f64>().unwrap()
+                };
+                let expected = (at(h) - at(-h)) / (2.0 * h);
+                assert!(
+                    (g[i] - expected).abs() <= 1e-6 * expected.abs().max(1.0),
+                    "d {name} / d x[{i}] on {device}: {} against {expected}",
+                    g[i]
+                );
+            }
+        }
+    }
+}

@@ -4,7 +4,7 @@
 mod common;
 
 use common::enable_sim;
-use tensorbook::{on, DType, Device, Error, Serving, Tensor};
+use tensorbook::{on, DType, Device, Error, PadMode, Serving, Tensor};
 
 fn devices() -> Vec<Device> {
     enable_sim();
@@ -759,5 +759,167 @@ fn select_follows_nx_documented_examples() {
             .select(&place.from_vec(vec![1i32, 2], &[2]).unwrap(), 0)
             .unwrap_err();
         assert!(matches!(err, Error::ShapeMismatch { .. }), "{err}");
+    }
+}
+
+/// flatten, reverse, tile, slice_along_axis, split, pad, pad_outer (a value and each mode)
+/// and reflect with the values of Nx's documented examples.
+#[test]
+fn layout_functions_follow_nx_documented_examples() {
+    let ints = |t: Tensor| t.to_vec::<i32>().unwrap();
+    let shape = |t: &Tensor| t.shape().to_vec();
+    for d in devices() {
+        let place = on(d);
+        let iota = |shape: &[usize]| place.iota(DType::S32, shape, None).unwrap();
+
+        let t = iota(&[1, 2, 3]);
+        let f = t.flatten(Some(&[1, 2])).unwrap();
+        assert_eq!((shape(&f), ints(f)), (vec![1, 6], vec![0, 1, 2, 3, 4, 5]));
+        assert_eq!(t.flatten(None).unwrap().shape(), &[6]);
+        let err = t.flatten(Some(&[0, 2])).unwrap_err().to_string();
+        assert!(err.contains("flatten axes must be consecutive"), "{err}");
+
+        let m = place.from_vec(vec![1i32, 2, 3, 4, 5, 6], &[2, 3]).unwrap();
+        assert_eq!(ints(m.reverse(None).unwrap()), [6, 5, 4, 3, 2, 1]);
+        assert_eq!(ints(m.reverse(Some(&[0])).unwrap()), [4, 5, 6, 1, 2, 3]);
+        assert_eq!(ints(m.reverse(Some(&[-1])).unwrap()), [3, 2, 1, 6, 5, 4]);
+        let cube = place.iota(DType::F32, &[2, 2, 2], None).unwrap();
+        let r = cube
+            .reverse(Some(&[0, 2]))
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        assert_eq!(r, [5.0, 4.0, 7.0, 6.0, 1.0, 0.0, 3.0, 2.0]);
+
+        let a = place.from_vec(vec![0i32, 1, 2], &[3]).unwrap();
+        assert_eq!(ints(a.tile(&[2]).unwrap()), [0, 1, 2, 0, 1, 2]);
+        let b = a.tile(&[2, 2]).unwrap();
+        assert_eq!(b.shape(), &[2, 6]);
+        let c = place
+            .from_vec(vec![1i32, 2, 3, 4], &[4])
+            .unwrap()
+            .tile(&[4, 1])
+            .unwrap();
+        assert_eq!((shape(&c), ints(c).len()), (vec![4, 4], 16));
+        let grows = m.tile(&[1, 3, 1]).unwrap();
+        assert_eq!(grows.shape(), &[1, 6, 3]);
+        assert_eq!(ints(grows)[..9], [1, 2, 3, 4, 5, 6, 1, 2, 3]);
+        assert!(a.tile(&[0]).is_err());
+
+        let s = iota(&[2, 5]).slice_along_axis(1, 2, 1).unwrap();
+        assert_eq!(ints(s), [1, 2, 6, 7]);
+        let s = iota(&[2, 5]).slice_along_axis_by(0, 3, -1, 2).unwrap();
+        assert_eq!(ints(s), [0, 2, 5, 7]);
+
+        let t = iota(&[3, 4]);
+        let (l, r) = t.split(2, 0).unwrap();
+        assert_eq!((l.shape(), r.shape()), (&[2, 4][..], &[1, 4][..]));
+        assert_eq!(ints(r), [8, 9, 10, 11]);
+        let (l, r) = t.split(2, 1).unwrap();
+        assert_eq!(
+            (ints(l), ints(r)),
+            (vec![0, 1, 4, 5, 8, 9], vec![2, 3, 6, 7, 10, 11])
+        );
+        let (l, _) = t.split(0.5, 0).unwrap();
+        assert_eq!(l.shape(), &[2, 4]);
+        let (l, r) = t.split(0.75, 1).unwrap();
+        assert_eq!((shape(&l), ints(r)), (vec![3, 3], vec![3, 7, 11]));
+        let v = place.from_vec(vec![1i32, 2, 3, 4], &[4]).unwrap();
+        let (l, r) = v.split(-1, 0).unwrap();
+        assert_eq!((ints(l), ints(r)), (vec![1, 2, 3], vec![4]));
+        assert!(v.split(4, 0).is_err() && v.split(0, 0).is_err() && v.split(1.0, 0).is_err());
+
+        let one = place.scalar(1i32).unwrap();
+        assert_eq!(ints(one.pad(0, &[]).unwrap()), [1]);
+        assert_eq!(
+            ints(a.add(1).unwrap().pad(0, &[(1, 1, 0)]).unwrap()),
+            [0, 1, 2, 3, 0]
+        );
+        let p = m.pad(0, &[(0, 0, 1), (0, 0, 1)]).unwrap();
+        assert_eq!(p.shape(), &[3, 5]);
+        assert_eq!(ints(p), [1, 0, 2, 0, 3, 0, 0, 0, 0, 0, 4, 0, 5, 0, 6]);
+        let interior = place.from_vec(vec![10i32, 20, 30], &[3]).unwrap();
+        let p = interior.pad(0, &[(2, 3, 1)]).unwrap();
+        assert_eq!(ints(p), [0, 0, 10, 0, 20, 0, 30, 0, 0, 0]);
+        let cube = place
+            .from_vec((1..=8).collect::<Vec<i32>>(), &[2, 2, 2])
+            .unwrap();
+        let p = cube.pad(0, &[(1, 0, 0), (1, 1, 0), (0, 1, 0)]).unwrap();
+        assert_eq!(p.shape(), &[3, 4, 3]);
+        let back = p.pad(0, &[(-1, 0, 0), (-1, -1, 0), (0, -1, 0)]).unwrap();
+        assert_eq!(ints(back), (1..=8).collect::<Vec<i32>>());
+        let crop = place.from_vec(vec![0i32, 1, 2, 3, 0], &[5]).unwrap();
+        assert_eq!(ints(crop.pad(0, &[(-1, -1, 0)]).unwrap()), [1, 2, 3]);
+        let both = place
+            .from_vec(vec![0i32, 1, 2, 3, 0, 4, 5, 6], &[2, 4])
+            .unwrap();
+        assert_eq!(
+            ints(both.pad(0, &[(0, 0, 0), (-1, 1, 0)]).unwrap()),
+            [1, 2, 3, 0, 4, 5, 6, 0]
+        );
+        let fl = place
+            .from_vec(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3])
+            .unwrap();
+        let p = fl.pad(0, &[(-1, 2, 0), (1, -1, 0)]).unwrap();
+        assert_eq!(p.dtype(), DType::F32);
+        assert_eq!(
+            p.to_vec::<f32>().unwrap(),
+            [0.0, 3.0, 4.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+        );
+        assert_eq!(
+            m.pad(0.5, &[(1, 0, 0), (0, 0, 0)]).unwrap().dtype(),
+            DType::F32
+        );
+        assert!(m.pad(0, &[(0, 0, 0)]).is_err());
+        assert!(m.pad(0, &[(-3, 0, 0), (0, 0, 0)]).is_err());
+
+        let sq = place
+            .from_vec((1..=9).collect::<Vec<i32>>(), &[3, 3])
+            .unwrap();
+        assert_eq!(ints(sq.pad_outer(0, &[(-1, -1), (-1, -1)]).unwrap()), [5]);
+        assert_eq!(
+            ints(sq.pad_outer(0, &[(1, -1), (1, -1)]).unwrap()),
+            [0, 0, 0, 0, 1, 2, 0, 4, 5]
+        );
+        assert_eq!(
+            ints(a.pad_outer_with(PadMode::Cyclic, &[(3, 1)]).unwrap()),
+            [0, 1, 2, 0, 1, 2, 0]
+        );
+        assert_eq!(
+            ints(a.pad_outer_with(PadMode::Mirror, &[(3, 3)]).unwrap()),
+            [2, 1, 0, 0, 1, 2, 2, 1, 0]
+        );
+        assert_eq!(
+            ints(a.pad_outer_with(PadMode::Reflect, &[(3, 1)]).unwrap()),
+            [1, 2, 1, 0, 1, 2, 1]
+        );
+        assert_eq!(
+            ints(a.pad_outer_with(PadMode::Replicate, &[(3, 1)]).unwrap()),
+            [0, 0, 0, 0, 1, 2, 2]
+        );
+        let xy = place.from_vec(vec![0i32, 1, 2, 3, 4, 5], &[2, 3]).unwrap();
+        assert_eq!(
+            ints(
+                xy.pad_outer_with(PadMode::Cyclic, &[(2, 0), (2, 1)])
+                    .unwrap()
+            ),
+            [1, 2, 0, 1, 2, 0, 4, 5, 3, 4, 5, 3, 1, 2, 0, 1, 2, 0, 4, 5, 3, 4, 5, 3]
+        );
+        assert_eq!(
+            ints(
+                xy.pad_outer_with(PadMode::Mirror, &[(1, 1), (2, 2)])
+                    .unwrap()
+            ),
+            [1, 0, 0, 1, 2, 2, 1, 1, 0, 0, 1, 2, 2, 1, 4, 3, 3, 4, 5, 5, 4, 4, 3, 3, 4, 5, 5, 4]
+        );
+        assert_eq!(
+            ints(xy.reflect(&[(2, 0), (2, 1)]).unwrap()),
+            [2, 1, 0, 1, 2, 1, 5, 4, 3, 4, 5, 4, 2, 1, 0, 1, 2, 1, 5, 4, 3, 4, 5, 4]
+        );
+        let rep = xy
+            .pad_outer_with(PadMode::Replicate, &[(2, 2), (2, 2)])
+            .unwrap();
+        assert_eq!(rep.shape(), &[6, 7]);
+        assert_eq!(ints(rep)[..7], [0, 0, 0, 1, 2, 2, 2]);
     }
 }

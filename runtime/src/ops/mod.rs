@@ -8,14 +8,19 @@
 //! One family per file, as in `ir/` and `backend/host/`: `elementwise.rs` (casts, the binary
 //! and unary ops with Nx's promotion), `reduce.rs` (reductions, index reductions and those
 //! composed of them), `logical.rs` (logical ops, `is_nan`, `clip`, `all_close`), `matmul.rs`
-//! (`dot`), `shape.rs` (reshape, transpose, slices, joins, gathers, batches). This file holds
+//! (`dot`), `shape.rs` (reshape, flatten, transpose, tile, reverse, slices, splits, joins,
+//! gathers, batches), `pad.rs` (`pad`, `pad_outer`, `reflect`). This file holds
 //! what they share: operands, number literals, and `run`.
 
 mod elementwise;
 mod logical;
 mod matmul;
+mod pad;
 mod reduce;
 mod shape;
+
+pub use pad::PadMode;
+pub use shape::SplitAt;
 
 use crate::device::Device;
 use crate::dtype::DType;

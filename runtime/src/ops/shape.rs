@@ -1,5 +1,6 @@
-//! Layout: reshape, transpose, squeeze, new axes, broadcast, slices, joins, gathers and
-//! batches. Views are materialised by one strided copy; nothing here loops over elements.
+//! Layout: reshape, flatten, transpose, squeeze, new axes, broadcast, tile, reverse, slices,
+//! splits, joins, gathers and batches. Views are materialised by one strided copy; nothing here
+//! loops over elements.
 
 use crate::allocate::try_alloc;
 use crate::buffer::Buffer;
@@ -324,6 +325,153 @@ impl Tensor {
         run(device, kernel, &[self], shape)
     }
 
+    /// The entries at `positions` (each below the axis' size) along `axis`, on this tensor's
+    /// device: a gather whose positions the frontend computed.
+    pub(super) fn take_positions(&self, positions: Vec<usize>, axis: usize) -> Result<Tensor> {
+        let device = resolve_device("take", None, &[self])?;
+        let mut shape = self.shape().to_vec();
+        shape[axis] = positions.len();
+        check_shape("take", &shape, self.dtype())?;
+        let kernel = Op::Take {
+            shape: self.shape().to_vec(),
+            indices: positions,
+            axis,
+        };
+        run(device, kernel, &[self], shape)
+    }
+
+    /// The consecutive `axes` (all of them when `None`) merged into one, as `Nx.flatten`.
+    pub fn flatten(&self, axes: Option<&[isize]>) -> Result<Tensor> {
+        let all: Vec<usize> = (0..self.rank()).collect();
+        let axes = match axes {
+            Some(a) => a
+                .iter()
+                .map(|&x| normalize_axis("flatten", x, self.shape()))
+                .collect::<Result<Vec<_>>>()?,
+            None => all,
+        };
+        if axes.windows(2).any(|w| w[1] != w[0] + 1) {
+            return Err(Error::InvalidArgument {
+                op: "flatten",
+                message: format!("flatten axes must be consecutive, got {axes:?}"),
+            });
+        }
+        let (Some(&first), Some(&last)) = (axes.first(), axes.last()) else {
+            return self.reshape(&[self.size()]);
+        };
+        let mut shape = self.shape()[..first].to_vec();
+        shape.push(numel(&self.shape()[first..=last]));
+        shape.extend_from_slice(&self.shape()[last + 1..]);
+        self.reshape(&shape)
+    }
+
+    /// The elements in reverse order along `axes` (every axis when `None`), as `Nx.reverse`.
+    pub fn reverse(&self, axes: Option<&[isize]>) -> Result<Tensor> {
+        let axes = match axes {
+            Some(a) => normalize_axes("reverse", a, self.shape())?,
+            None => (0..self.rank()).collect(),
+        };
+        let mut out = self.clone();
+        for axis in axes {
+            let n = self.shape()[axis];
+            if n > 1 {
+                out = out.take_positions((0..n).rev().collect(), axis)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The tensor repeated `repetitions[i]` times along axis `i`, as `Nx.tile`: fewer
+    /// repetitions than axes apply to the last axes, more add leading axes.
+    pub fn tile(&self, repetitions: &[usize]) -> Result<Tensor> {
+        if repetitions.contains(&0) {
+            return Err(Error::InvalidArgument {
+                op: "tile",
+                message: format!(
+                    "repetitions must be integers of at least 1, got: {repetitions:?}"
+                ),
+            });
+        }
+        let rank = self.rank().max(repetitions.len());
+        let mut dims = vec![1; rank - self.rank()];
+        dims.extend_from_slice(self.shape());
+        let mut reps = vec![1; rank - repetitions.len()];
+        reps.extend_from_slice(repetitions);
+        let interleave = |a: &[usize], b: &[usize]| -> Vec<usize> {
+            a.iter().zip(b).flat_map(|(&x, &y)| [x, y]).collect()
+        };
+        let out: Vec<usize> = dims
+            .iter()
+            .zip(&reps)
+            .map(|(d, r)| d.saturating_mul(*r))
+            .collect();
+        check_shape("tile", &out, self.dtype())?;
+        self.reshape(&interleave(&vec![1; rank], &dims))?
+            .broadcast(&interleave(&reps, &dims))?
+            .reshape(&out)
+    }
+
+    /// `len` entries from `start` along `axis` (the other axes whole), as
+    /// `Nx.slice_along_axis`; a start that would run past the end moves back, as in `slice`.
+    pub fn slice_along_axis(&self, start: usize, len: usize, axis: isize) -> Result<Tensor> {
+        self.slice_along_axis_by(start, len, axis, 1)
+    }
+
+    /// [`Tensor::slice_along_axis`] taking every `stride`-th entry of the span.
+    pub fn slice_along_axis_by(
+        &self,
+        start: usize,
+        len: usize,
+        axis: isize,
+        stride: usize,
+    ) -> Result<Tensor> {
+        let axis = normalize_axis("slice_along_axis", axis, self.shape())?;
+        let mut starts = vec![0; self.rank()];
+        let mut lengths = self.shape().to_vec();
+        let mut steps = vec![1; self.rank()];
+        starts[axis] = start;
+        lengths[axis] = len;
+        steps[axis] = stride;
+        self.slice(&starts, &lengths, Some(&steps))
+    }
+
+    /// The tensor cut in two along `axis` at `at`, as `Nx.split`: an index (from the end when
+    /// negative) or a fraction of the axis (`ceil(fraction * size)` entries go left). Both
+    /// parts must be non-empty.
+    pub fn split(&self, at: impl Into<SplitAt>, axis: isize) -> Result<(Tensor, Tensor)> {
+        let axis = normalize_axis("split", axis, self.shape())?;
+        let size = self.shape()[axis];
+        let inside = |i: i128| (i > 0 && i < size as i128).then_some(i as usize);
+        let left = match at.into() {
+            SplitAt::Index(i) => inside(if i < 0 {
+                size as i128 + i as i128
+            } else {
+                i as i128
+            })
+            .ok_or_else(|| Error::InvalidArgument {
+                op: "split",
+                message: format!(
+                    "split must be an integer greater than zero and less than the length \
+                         of the given axis (index {i}, axis {axis} of size {size})"
+                ),
+            })?,
+            SplitAt::Fraction(f) => inside((f * size as f64).ceil() as i128)
+                .filter(|_| f.is_finite())
+                .ok_or_else(|| Error::InvalidArgument {
+                    op: "split",
+                    message: format!(
+                        "split must be a float such that 0 < ceil(split * axis_size) < \
+                         axis_size (split {f}, axis {axis} of size {size})"
+                    ),
+                })?,
+        };
+        let a = axis as isize;
+        Ok((
+            self.slice_along_axis(0, left, a)?,
+            self.slice_along_axis(left, size - left, a)?,
+        ))
+    }
+
     /// Splits axis 0 into batches of `batch_size`, on this tensor's device. The last, short
     /// batch is padded from the start (`Repeat`, cycling as often as needed) or dropped
     /// (`Discard`), as `Nx.to_batched`.
@@ -378,5 +526,39 @@ impl Tensor {
         }
         let rows = Tensor::from_host(Buffer::S64(rows), vec![batch_size], Device::BINARY)?;
         self.take(&rows, 0)
+    }
+}
+
+/// Where [`Tensor::split`] cuts: an index along the axis (from its end when negative) or a
+/// fraction of its length.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SplitAt {
+    /// Entries before this index go left.
+    Index(i64),
+    /// `ceil(fraction * size)` entries go left.
+    Fraction(f64),
+}
+
+impl From<i32> for SplitAt {
+    fn from(i: i32) -> Self {
+        SplitAt::Index(i.into())
+    }
+}
+
+impl From<i64> for SplitAt {
+    fn from(i: i64) -> Self {
+        SplitAt::Index(i)
+    }
+}
+
+impl From<usize> for SplitAt {
+    fn from(i: usize) -> Self {
+        SplitAt::Index(i64::try_from(i).unwrap_or(i64::MAX))
+    }
+}
+
+impl From<f64> for SplitAt {
+    fn from(f: f64) -> Self {
+        SplitAt::Fraction(f)
     }
 }
