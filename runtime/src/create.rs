@@ -116,6 +116,43 @@ impl Factory {
         self.place(buffer, shape)
     }
 
+    /// `n` evenly spaced f32 samples from `start` to `stop`, both included, as
+    /// `Nx.linspace(start, stop, n: n)`.
+    pub fn linspace(&self, start: f64, stop: f64, n: usize) -> Result<Tensor> {
+        self.linspace_with(start, stop, n, DType::F32, true)
+    }
+
+    /// [`Factory::linspace`] with Nx's options: the dtype, and whether `stop` is the last
+    /// sample (`endpoint`; else the step is `(stop - start) / n`). As in Nx, start and stop
+    /// are first converted to `dtype`, the samples computed as `iota * step + start` in floats
+    /// and converted at the end (so integer samples truncate).
+    pub fn linspace_with(
+        &self,
+        start: f64,
+        stop: f64,
+        n: usize,
+        dtype: DType,
+        endpoint: bool,
+    ) -> Result<Tensor> {
+        if n == 0 {
+            return Err(Error::InvalidArgument {
+                op: "linspace",
+                message: "expected n to be a positive integer, got: 0".into(),
+            });
+        }
+        let ends = self.from_vec(vec![start, stop], &[2])?.as_type(dtype)?;
+        let (first, last) = (ends.slice(&[0], &[1], None)?, ends.slice(&[1], &[1], None)?);
+        if n == 1 {
+            return Ok(first);
+        }
+        let divisor = if endpoint { n - 1 } else { n };
+        let step = last.subtract(&first)?.divide(divisor as f64)?;
+        self.iota(dtype, &[n], None)?
+            .multiply(&step)?
+            .add(&first)?
+            .as_type(dtype)
+    }
+
     /// The `n`×`n` identity matrix.
     pub fn eye(&self, dtype: DType, n: usize) -> Result<Tensor> {
         let shape = [n, n];
@@ -277,6 +314,20 @@ impl Tensor {
     /// See [`Factory::iota`].
     pub fn iota(dtype: DType, shape: &[usize], axis: Option<isize>) -> Result<Tensor> {
         Factory::session_default().iota(dtype, shape, axis)
+    }
+    /// See [`Factory::linspace`].
+    pub fn linspace(start: f64, stop: f64, n: usize) -> Result<Tensor> {
+        Factory::session_default().linspace(start, stop, n)
+    }
+    /// See [`Factory::linspace_with`].
+    pub fn linspace_with(
+        start: f64,
+        stop: f64,
+        n: usize,
+        dtype: DType,
+        endpoint: bool,
+    ) -> Result<Tensor> {
+        Factory::session_default().linspace_with(start, stop, n, dtype, endpoint)
     }
     /// See [`Factory::eye`].
     pub fn eye(dtype: DType, n: usize) -> Result<Tensor> {

@@ -50,6 +50,7 @@ mod ir;
 mod jit;
 pub mod keep;
 mod memory;
+mod nested;
 pub mod notebook;
 mod ops;
 mod parallel;
@@ -81,6 +82,7 @@ pub use jit::stream::{stream, stream_cached, Stream};
 pub use jit::{
     arity, jit, jit_apply, jit_cached, Compilation, Jit, JitArgs, JitFn, JitOutput, Stats, Template,
 };
+pub use nested::{literal_tensor, Nested};
 pub use notebook::{
     clear_output, display, input, input_password, keep_output_flowing, DisplayHandle, Displayable,
     Html, Svg,

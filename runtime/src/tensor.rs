@@ -254,6 +254,28 @@ impl Tensor {
         numel(&self.shape)
     }
 
+    /// The number of elements (`Nx.flat_size`; tensorbook has no vectorized axes, so it is
+    /// [`Tensor::size`]).
+    pub fn flat_size(&self) -> usize {
+        self.size()
+    }
+
+    /// The bits the elements take together (`Nx.bit_size`).
+    pub fn bit_size(&self) -> usize {
+        self.size().saturating_mul(self.dtype.size_in_bytes() * 8)
+    }
+
+    /// The axes, `0..rank` (`Nx.axes`).
+    pub fn axes(&self) -> Vec<usize> {
+        (0..self.rank()).collect()
+    }
+
+    /// The size of `axis` (negative counts from the end), as `Nx.axis_size`.
+    pub fn axis_size(&self, axis: isize) -> Result<usize> {
+        let axis = crate::shape::normalize_axis("axis_size", axis, &self.shape)?;
+        Ok(self.shape[axis])
+    }
+
     /// The element type.
     pub fn dtype(&self) -> DType {
         self.dtype

@@ -923,3 +923,64 @@ fn layout_functions_follow_nx_documented_examples() {
         assert_eq!(ints(rep)[..7], [0, 0, 0, 1, 2, 2, 2]);
     }
 }
+
+/// linspace with Nx's documented examples, the inspection functions, nested literals and
+/// `tensor!`.
+#[test]
+fn creation_and_inspection_follow_nx_documented_examples() {
+    for d in devices() {
+        let place = on(d);
+        let l = place.linspace(5.0, 8.0, 5).unwrap();
+        assert_eq!(l.dtype(), DType::F32);
+        assert_eq!(l.to_vec::<f32>().unwrap(), [5.0, 5.75, 6.5, 7.25, 8.0]);
+        let l = place
+            .linspace_with(0.0, 10.0, 5, DType::F32, false)
+            .unwrap();
+        assert_eq!(l.to_vec::<f32>().unwrap(), [0.0, 2.0, 4.0, 6.0, 8.0]);
+        let l = place.linspace_with(0.0, 24.0, 8, DType::U8, true).unwrap();
+        assert_eq!(l.to_vec::<u8>().unwrap(), [0, 3, 6, 10, 13, 17, 20, 24]);
+        let l = place
+            .linspace_with(0.0, 24.0, 8, DType::S32, false)
+            .unwrap();
+        assert_eq!(l.to_vec::<i32>().unwrap(), [0, 3, 6, 9, 12, 15, 18, 21]);
+        assert_eq!(
+            place
+                .linspace(0.0, 10.0, 1)
+                .unwrap()
+                .to_vec::<f32>()
+                .unwrap(),
+            [0.0]
+        );
+        assert!(place.linspace(0.0, 1.0, 0).is_err());
+
+        let t = place.zeros(DType::F32, &[2, 3]).unwrap();
+        assert_eq!(
+            (t.flat_size(), t.bit_size(), t.axes()),
+            (6, 192, vec![0, 1])
+        );
+        assert_eq!((t.axis_size(0).unwrap(), t.axis_size(-1).unwrap()), (2, 3));
+        assert!(t.axis_size(2).is_err());
+        assert_eq!(place.zeros(DType::U8, &[3]).unwrap().bit_size(), 24);
+
+        let n = place
+            .from_nested(&vec![vec![1.0, 2.0], vec![3.0, 4.0]])
+            .unwrap();
+        assert_eq!((n.shape(), n.dtype()), (&[2, 2][..], DType::F64));
+        let err = place
+            .from_nested(&vec![vec![1, 2], vec![3]])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("ragged"), "{err}");
+        let cube = place
+            .from_nested(&[[[1u8, 2], [3, 4]], [[5, 6], [7, 8]]])
+            .unwrap();
+        assert_eq!(cube.shape(), &[2, 2, 2]);
+    }
+    let m = tensorbook::tensor![[1.0, 2.0], [3.0, 4.0]].unwrap();
+    assert_eq!((m.shape(), m.dtype()), (&[2, 2][..], DType::F32));
+    assert_eq!(m.to_vec::<f32>().unwrap(), [1.0, 2.0, 3.0, 4.0]);
+    let v = tensorbook::tensor![1, 2, 3].unwrap();
+    assert_eq!((v.shape(), v.dtype()), (&[3][..], DType::S32));
+    let w = tensorbook::tensor![u8; [1, 2], [3, 4]].unwrap();
+    assert_eq!(w.dtype(), DType::U8);
+}

@@ -1,0 +1,42 @@
+"""Nx's everyday functions as a user writes them in a cell of a real kernel: a `tensor!`
+literal, select, clip, padding, reversal, bitwise ops and linspace, each printed and read back,
+and an Nx error (a bitwise op on floats) reported as the cell's error with Nx's words."""
+from conftest import error_of, run_cell, stdout_of
+
+
+def ok_stdout(kc, code):
+    reply, outputs = run_cell(kc, code)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    return stdout_of(outputs)
+
+
+def test_a_cell_writes_nx_style_tensor_code(kernel):
+    _, kc = kernel
+    out = ok_stdout(
+        kc,
+        "let m = tensor![[1.0, -2.0], [3.0, 4.0]]?;\n"
+        "let picked = m.greater(0)?.select(&m, 0.0)?;\n"
+        'println!("{:?}", picked.to_vec::<f32>()?);\n'
+        'println!("{:?}", m.clip(-1, 2)?.reverse(None)?.to_vec::<f32>()?);\n'
+        'println!("{:?}", m.pad(0, &[(1, 0, 0), (0, 0, 1)])?.shape());\n'
+        'println!("{:?}", tensor![1, 2, 3]?.pad_outer_with(PadMode::Reflect, &[(2, 0)])?.to_vec::<i32>()?);\n'
+        'println!("{:?}", tensor![12, 10]?.bitwise_and(6)?.left_shift(1)?.to_vec::<i32>()?);\n'
+        'println!("{:?}", Tensor::linspace(5.0, 8.0, 5)?.to_vec::<f32>()?);',
+    )
+    assert out.splitlines() == [
+        "[1.0, 0.0, 3.0, 4.0]",
+        "[2.0, 2.0, -1.0, 1.0]",
+        "[3, 3]",
+        "[3, 2, 1, 2, 3]",
+        "[8, 4]",
+        "[5.0, 5.75, 6.5, 7.25, 8.0]",
+    ], out
+
+
+def test_an_nx_error_is_the_cells_error_and_the_session_goes_on(kernel):
+    _, kc = kernel
+    reply, outputs = run_cell(kc, "let bad = tensor![1.5, 2.5]?.bitwise_and(1)?;")
+    err = error_of(reply, outputs)
+    assert "bitwise operators expect integer tensors" in err["evalue"], err
+    out = ok_stdout(kc, 'println!("{:?}", tensor![7, -7]?.remainder(3)?.to_vec::<i32>()?);')
+    assert out.strip() == "[1, -1]", out
