@@ -130,6 +130,7 @@ fn tensors_ops_and_backends_know_no_environment_and_no_jupyter() {
                     "host_vec.rs",
                     "interrupt.rs",
                     "memory.rs",
+                    "nested.rs",
                     "serving.rs",
                     "shared_memory.rs",
                     "special.rs",

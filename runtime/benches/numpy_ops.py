@@ -40,6 +40,23 @@ def unary_2d(op, shape):
     return lambda: op(x)
 
 
+def logsumexp(x):
+    """scipy's logsumexp where scipy is installed (it is in the project's environment), else
+    the same max-shifted formula in numpy."""
+    try:
+        from scipy.special import logsumexp as scipy_logsumexp
+    except ImportError:
+        m = np.max(x)
+        return m + np.log(np.sum(np.exp(x - m)))
+    return scipy_logsumexp(x)
+
+
+def erf(x):
+    from scipy.special import erf as scipy_erf
+
+    return scipy_erf(x)
+
+
 CASES = {
     "dot f32 {10000,784}x{784,10}": lambda: dot(10000, 784, 10),
     "dot f32 1024^3": lambda: dot(1024, 1024, 1024),
@@ -58,6 +75,9 @@ CASES = {
     "reduce_max f32 10M": lambda: unary(np.max, -1, 1),
     "argmax f32 10M": lambda: unary(np.argmax, -1, 1),
     "as_type f32->f64 10M": lambda: unary(lambda x: x.astype(np.float64), -1, 1),
+    "cumulative_sum f32 10M": lambda: unary(np.cumsum, -1, 1),
+    "logsumexp f32 10M": lambda: unary(logsumexp, -10, 10),
+    "erf f32 10M (scipy)": lambda: unary(erf, -3, 3),
     # bench jit's chain: sigmoid(x * y + 0.5) * 2 - y, as numpy users write it.
     "chain5 f32 10M": lambda: (lambda x, y: lambda: (1 / (1 + np.exp(-(x * y + 0.5)))) * 2 - y)(
         uniform(M, -1, 1), uniform(M, 0.5, 2)

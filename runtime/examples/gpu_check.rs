@@ -388,6 +388,22 @@ fn eager_ops(gpu: Device) -> Step {
             Box::new(|| logits.subtract(&top)),
         ),
         ("dense+softmax", Box::new(|| dense_softmax(&a, &w, &b))),
+        (
+            "select(x > 0, x, y)",
+            Box::new(|| x.greater(0.0)?.select(&x, &y)),
+        ),
+        (
+            "cumulative_sum of 10M, one line",
+            Box::new(|| x.cumulative_sum(0, false)),
+        ),
+        (
+            "cumulative_sum [10000][784] axis 1",
+            Box::new(|| a.cumulative_sum(1, false)),
+        ),
+        (
+            "pad [10000][784] by 1 each side",
+            Box::new(|| a.pad(0.0, &[(1, 1, 0), (1, 1, 0)])),
+        ),
     ];
     let mut out = serde_json::Map::new();
     for (name, f) in &cases {

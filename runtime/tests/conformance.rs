@@ -194,6 +194,12 @@ proptest! {
             let with_idx = [inputs[0].clone(), indices];
             conform(&format!("take {s:?} axis {axis}"), &with_idx, |t| t[0].take(&t[1], axis as isize));
             conform(&format!("reverse {s:?} axis {axis}"), &inputs, |t| t[0].reverse(Some(&[axis as isize])));
+            let reverse = pick & 1 == 1;
+            conform(&format!("cumulative_sum {s:?} axis {axis} {reverse}"), &inputs, |t| t[0].cumulative_sum(axis as isize, reverse));
+            conform(&format!("cumulative_product {s:?} axis {axis} {reverse}"), &inputs, |t| t[0].cumulative_product(axis as isize, reverse));
+            conform(&format!("cumulative_max {s:?} axis {axis} {reverse}"), &inputs, |t| t[0].cumulative_max(axis as isize, reverse));
+            conform(&format!("cumulative_min {s:?} axis {axis} {reverse}"), &inputs, |t| t[0].cumulative_min(axis as isize, reverse));
+            conform(&format!("diff {s:?} axis {axis}"), &inputs, |t| t[0].diff(2, axis as isize));
             conform(&format!("flatten {s:?}"), &inputs, |t| t[0].flatten(None));
             let config: Vec<(i64, i64, usize)> = (0..rank)
                 .map(|i| {
@@ -232,6 +238,22 @@ fn large_shapes_take_the_fast_paths() {
     conform("dot [300,784].[784,10]", &[a.clone(), w], |t| {
         t[0].dot(&t[1])
     });
+    // Scans: columns in several chunks of host's (inner 5000), and long lines in parallel.
+    for (shape, axis) in [(&[3usize, 5000][..], 0isize), (&[4, 30_000][..], 1)] {
+        let x = [random(13, DType::S32, shape)];
+        for reverse in [false, true] {
+            conform(
+                &format!("cumulative_sum {shape:?} axis {axis} {reverse}"),
+                &x,
+                |t| t[0].cumulative_sum(axis, reverse),
+            );
+            conform(
+                &format!("cumulative_max {shape:?} axis {axis} {reverse}"),
+                &x,
+                |t| t[0].cumulative_max(axis, reverse),
+            );
+        }
+    }
     // Over 64^3 multiply-adds: the system BLAS when one loads (tests/builtin_gemm.rs covers
     // the gemm crate), at sizes no blocking divides evenly.
     for dtype in [DType::F32, DType::F64] {

@@ -241,6 +241,7 @@ type SelectKernel = unsafe extern "C" fn(
     *const c_void,
     *mut c_void,
 );
+type CumulativeKernel = unsafe extern "C" fn(u64, u64, u64, i32, *const c_void, *mut c_void);
 type PlaceKernel = unsafe extern "C" fn(u64, u64, u64, u64, *const c_void, *mut c_void);
 
 #[test]
@@ -603,6 +604,39 @@ fn integer_matmul_and_layout_kernels_match_binary() {
                 },
             );
             check(&format!("select {what} {dtype}"), &expected, &o);
+        }
+
+        // cumulative scans along the middle axis, both ways.
+        for op in [
+            ReduceOp::Sum,
+            ReduceOp::Product,
+            ReduceOp::Max,
+            ReduceOp::Min,
+        ] {
+            for reverse in [false, true] {
+                let expected = match op {
+                    ReduceOp::Sum => x.cumulative_sum(1, reverse),
+                    ReduceOp::Product => x.cumulative_product(1, reverse),
+                    ReduceOp::Max => x.cumulative_max(1, reverse),
+                    ReduceOp::Min => x.cumulative_min(1, reverse),
+                }
+                .unwrap();
+                let mut o = output(dtype, 24);
+                let op_ptr = o.as_mut_ptr() as *mut c_void;
+                k.launch(
+                    &kernels::cumulative_name(op, dtype),
+                    2,
+                    3,
+                    |f: CumulativeKernel| unsafe {
+                        f(8, 3, 4, i32::from(reverse), rx.as_ptr() as _, op_ptr)
+                    },
+                );
+                check(
+                    &format!("cumulative {op:?} {reverse} {dtype}"),
+                    &expected,
+                    &o,
+                );
+            }
         }
 
         // take along the middle axis.

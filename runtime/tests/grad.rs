@@ -700,6 +700,32 @@ fn select_and_clip_gradients_follow_nx() {
     }
 }
 
+/// `grad` of `f` (a scalar function of `x`, f64) against central differences, input by input.
+fn check_against_central_differences(
+    what: &str,
+    x: &Tensor,
+    f: impl Fn(&Tensor) -> Result<Tensor> + Clone + Send + Sync + 'static,
+) {
+    let h = 1e-6;
+    let g = grad(f.clone()).call(x).unwrap()[0].to_vec::<f64>().unwrap();
+    let base = x.to_vec::<f64>().unwrap();
+    for i in 0..base.len() {
+        let at = |d: f64| {
+            let mut v = base.clone();
+            v[i] += d;
+            let t = on(x.device()).from_slice(&v, x.shape()).unwrap();
+            f(&t).unwrap().to_scalar::<f64>().unwrap()
+        };
+        let expected = (at(h) - at(-h)) / (2.0 * h);
+        assert!(
+            (g[i] - expected).abs() <= 1e-6 * expected.abs().max(1.0),
+            "{what}: x[{i}] on {}: {} against {expected}",
+            x.device(),
+            g[i]
+        );
+    }
+}
+
 /// Gradients through the composed layout functions (pad with interior and a crop, pad_outer
 /// by reflection, reverse, tile) against central differences of a weighted sum.
 #[test]
@@ -711,33 +737,48 @@ fn layout_function_gradients_match_central_differences() {
         ("reverse", |x| x.reverse(Some(&[1]))),
         ("tile", |x| x.tile(&[2, 1, 2])),
     ];
-    let h = 1e-6;
     for device in devices() {
         let x = on(device)
             .from_slice(&[0.3, -1.2, 0.7, 2.0, -0.4, 1.1], &[2, 3])
             .unwrap();
         for (name, op) in cases {
-            let weighted = move |x: &Tensor| -> Result<Tensor> {
+            check_against_central_differences(name, &x, move |x: &Tensor| {
                 let y = op(x)?;
                 let w = on(x.device()).iota(DType::F64, y.shape(), None)?.sin()?;
                 y.multiply(&w)?.sum(None, false)
-            };
-            let g = grad(weighted).call(&x).unwrap()[0].to_vec::<f64>().unwrap();
-            let base = x.to_vec::<f64>().unwrap();
-            for i in 0..base.len() {
-                let at = |d: f64| {
-                    let mut v = base.clone();
-                    v[i] += d;
-                    let t = on(device).from_slice(&v, &[2, 3]).unwrap();
-                    weighted(&t).unwrap().to_scalar::<f64>().unwrap()
-                };
-                let expected = (at(h) - at(-h)) / (2.0 * h);
-                assert!(
-                    (g[i] - expected).abs() <= 1e-6 * expected.abs().max(1.0),
-                    "d {name} / d x[{i}] on {device}: {} against {expected}",
-                    g[i]
-                );
+            });
+        }
+    }
+}
+
+/// cumulative_sum and cumulative_product against central differences along either axis and
+/// direction; cumulative_max says its gradient is missing instead of giving a wrong one.
+#[test]
+fn cumulative_gradients_match_central_differences() {
+    for device in devices() {
+        let x = on(device)
+            .from_slice(&[0.3, -1.2, 0.7, 2.0, -0.4, 1.1], &[2, 3])
+            .unwrap();
+        for axis in [0isize, 1] {
+            for reverse in [false, true] {
+                for product in [false, true] {
+                    let what = format!("product {product} axis {axis} reverse {reverse}");
+                    check_against_central_differences(&what, &x, move |x: &Tensor| {
+                        let y = if product {
+                            x.cumulative_product(axis, reverse)?
+                        } else {
+                            x.cumulative_sum(axis, reverse)?
+                        };
+                        let w = on(x.device()).iota(DType::F64, y.shape(), None)?.cos()?;
+                        y.multiply(&w)?.sum(None, false)
+                    });
+                }
             }
         }
+        let err = grad(|x: &Tensor| x.cumulative_max(0, false)?.sum(None, false))
+            .call(&x)
+            .map(|_| ())
+            .unwrap_err();
+        assert!(err.to_string().contains("cumulative_max"), "{err}");
     }
 }

@@ -984,3 +984,101 @@ fn creation_and_inspection_follow_nx_documented_examples() {
     let w = tensorbook::tensor![u8; [1, 2], [3, 4]].unwrap();
     assert_eq!(w.dtype(), DType::U8);
 }
+
+/// The cumulative scans and `diff` with the values of Nx's documented examples.
+#[test]
+fn cumulative_ops_and_diff_follow_nx_documented_examples() {
+    let ints = |t: Tensor| {
+        assert_eq!(t.dtype(), DType::S32);
+        t.to_vec::<i32>().unwrap()
+    };
+    for d in devices() {
+        let place = on(d);
+        let v = |x: Vec<i32>, s: &[usize]| place.from_vec(x, s).unwrap();
+        let iota = place.iota(DType::S32, &[3, 3], None).unwrap();
+        assert_eq!(
+            ints(v(vec![1, 2, 3, 4], &[4]).cumulative_sum(0, false).unwrap()),
+            [1, 3, 6, 10]
+        );
+        assert_eq!(
+            ints(iota.cumulative_sum(0, false).unwrap()),
+            [0, 1, 2, 3, 5, 7, 9, 12, 15]
+        );
+        assert_eq!(
+            ints(iota.cumulative_sum(1, false).unwrap()),
+            [0, 1, 3, 3, 7, 12, 6, 13, 21]
+        );
+        assert_eq!(
+            ints(iota.cumulative_sum(0, true).unwrap()),
+            [9, 12, 15, 9, 11, 13, 6, 7, 8]
+        );
+        assert_eq!(
+            ints(iota.cumulative_sum(1, true).unwrap()),
+            [3, 3, 2, 12, 9, 5, 21, 15, 8]
+        );
+        assert_eq!(
+            ints(
+                v(vec![1, 2, 3, 4], &[4])
+                    .cumulative_product(0, false)
+                    .unwrap()
+            ),
+            [1, 2, 6, 24]
+        );
+        assert_eq!(
+            ints(iota.cumulative_product(0, false).unwrap()),
+            [0, 1, 2, 0, 4, 10, 0, 28, 80]
+        );
+        assert_eq!(
+            ints(v(vec![3, 4, 2, 1], &[4]).cumulative_min(0, false).unwrap()),
+            [3, 3, 2, 1]
+        );
+        assert_eq!(
+            ints(v(vec![3, 4, 2, 1], &[4]).cumulative_max(0, false).unwrap()),
+            [3, 4, 4, 4]
+        );
+        let m = v(vec![2, 3, 1, 1, 3, 2, 2, 1, 3], &[3, 3]);
+        assert_eq!(
+            ints(m.cumulative_min(0, false).unwrap()),
+            [2, 3, 1, 1, 3, 1, 1, 1, 1]
+        );
+        assert_eq!(
+            ints(m.cumulative_max(1, false).unwrap()),
+            [2, 3, 3, 1, 3, 3, 2, 2, 3]
+        );
+        assert_eq!(
+            ints(m.cumulative_max(1, true).unwrap()),
+            [3, 3, 1, 3, 3, 2, 3, 3, 3]
+        );
+        let nan = place.from_vec(vec![1.0f32, f32::NAN, 3.0], &[3]).unwrap();
+        let c = nan
+            .cumulative_max(0, false)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        assert!(c[0] == 1.0 && c[1].is_nan() && c[2].is_nan(), "{c:?}");
+        let wrap = place.from_vec(vec![200u8, 100], &[2]).unwrap();
+        assert_eq!(
+            wrap.cumulative_sum(0, false)
+                .unwrap()
+                .to_vec::<u8>()
+                .unwrap(),
+            [200, 44]
+        );
+        assert!(place
+            .scalar(1i32)
+            .unwrap()
+            .cumulative_sum(0, false)
+            .is_err());
+
+        let x = v(vec![1, 2, 4, 7, 0], &[5]);
+        assert_eq!(ints(x.diff(1, -1).unwrap()), [1, 2, 3, -7]);
+        assert_eq!(ints(x.diff(2, -1).unwrap()), [1, 1, -10]);
+        assert_eq!(ints(x.diff(0, -1).unwrap()), [1, 2, 4, 7, 0]);
+        let rows = v(vec![1, 3, 6, 10, 0, 5, 6, 8], &[2, 4]);
+        assert_eq!(ints(rows.diff(1, -1).unwrap()), [2, 3, 4, 5, 1, 2]);
+        let d0 = rows.diff(1, 0).unwrap();
+        assert_eq!(d0.shape(), &[1, 4]);
+        assert_eq!(ints(d0), [-1, 2, 0, -2]);
+        assert!(place.scalar(1i32).unwrap().diff(1, 0).is_err());
+    }
+}

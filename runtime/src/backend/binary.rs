@@ -213,6 +213,33 @@ impl Kernels for BinaryBackend {
         ))
     }
 
+    fn cumulative(
+        &self,
+        op: ReduceOp,
+        x: &Buffer,
+        shape: &[usize],
+        axis: usize,
+        reverse: bool,
+    ) -> Result<Buffer> {
+        let (len, inner) = (shape[axis], shape[axis + 1..].iter().product::<usize>());
+        with_buffer!(x, v => {
+            let mut out = v.to_vec();
+            for line in 0..numel(shape) / (len * inner).max(1) {
+                for i in 0..inner {
+                    let at = |k: usize| (line * len + k) * inner + i;
+                    let order: Vec<usize> =
+                        if reverse { (0..len).rev().collect() } else { (0..len).collect() };
+                    let mut acc = op.identity();
+                    for k in order {
+                        acc = op.combine(acc, v[at(k)]);
+                        out[at(k)] = acc;
+                    }
+                }
+            }
+            Ok(Element::into_buffer(out))
+        })
+    }
+
     fn unary(&self, op: UnaryOp, x: &Buffer) -> Result<Buffer> {
         let n = x.len();
         Ok(match x {

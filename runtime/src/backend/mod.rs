@@ -196,6 +196,15 @@ pub trait Kernels {
         pred: (&Self::Buffer, &Strided),
         out_shape: &[usize],
     ) -> Result<Self::Buffer>;
+    /// The running `op` along `axis` of `x` of `shape`, from the end when `reverse`.
+    fn cumulative(
+        &self,
+        op: ReduceOp,
+        x: &Self::Buffer,
+        shape: &[usize],
+        axis: usize,
+        reverse: bool,
+    ) -> Result<Self::Buffer>;
     /// Elementwise `op` of one operand.
     fn unary(&self, op: UnaryOp, x: &Self::Buffer) -> Result<Self::Buffer>;
     /// Every element converted to `to`.
@@ -273,6 +282,15 @@ pub fn route<K: Kernels + ?Sized>(kernels: &K, op: &Op, given: &[&K::Buffer]) ->
         Op::Unary(u) => {
             let [x] = op_inputs(op, given)?;
             kernels.unary(*u, x)
+        }
+        Op::Cumulative {
+            op: r,
+            shape,
+            axis,
+            reverse,
+        } => {
+            let [x] = op_inputs(op, given)?;
+            kernels.cumulative(*r, x, shape, *axis, *reverse)
         }
         Op::Cast(to) => {
             let [x] = op_inputs(op, given)?;

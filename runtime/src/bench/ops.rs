@@ -84,6 +84,9 @@ pub fn cases() -> Vec<OpCase> {
         elements("reduce_max f32 10M", M),
         elements("argmax f32 10M", M),
         elements("as_type f32->f64 10M", M),
+        elements("cumulative_sum f32 10M", M),
+        elements("logsumexp f32 10M", M),
+        elements("erf f32 10M (scipy)", M),
         elements("transpose f32 10000x10000", 100_000_000),
     ]
 }
@@ -256,6 +259,18 @@ fn prepare(case: &OpCase, device: Device) -> Result<TimedOp> {
                 Some("argmax") => Box::new(move || x.argmax(None, false)),
                 _ => Box::new(move || x.sum(None, false)),
             }
+        }
+        "cumulative_sum f32 10M" => {
+            let x = vector(1, DType::F32, -1.0, 1.0)?;
+            Box::new(move || x.cumulative_sum(0, false))
+        }
+        "logsumexp f32 10M" => {
+            let x = vector(1, DType::F32, -10.0, 10.0)?;
+            Box::new(move || x.logsumexp(None, false))
+        }
+        "erf f32 10M (scipy)" => {
+            let x = vector(1, DType::F32, -3.0, 3.0)?;
+            Box::new(move || x.erf())
         }
         "as_type f32->f64 10M" => {
             let x = vector(1, DType::F32, -1.0, 1.0)?;

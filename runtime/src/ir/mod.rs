@@ -64,6 +64,18 @@ pub enum Op {
     },
     /// `batch` products `[m,k]·[k,n]`. Inputs: lhs, rhs.
     Matmul(MatmulDims),
+    /// The running `op` along `axis` of an input of `shape` (from the end when `reverse`):
+    /// entry `k` combines entries `0..=k` (or `k..`). Input: x.
+    Cumulative {
+        /// The combining reduction.
+        op: ReduceOp,
+        /// The input's (and the result's) shape.
+        shape: Vec<usize>,
+        /// The axis scanned.
+        axis: usize,
+        /// Scan from the last entry back.
+        reverse: bool,
+    },
     /// Materialises a strided view into a new contiguous buffer. Input: x.
     CopyStrided {
         /// How the input is read.
@@ -107,6 +119,12 @@ impl Op {
         match self {
             Op::Binary { op, .. } => op.name(),
             Op::Select { .. } => "select",
+            Op::Cumulative { op, .. } => match op {
+                ReduceOp::Sum => "cumulative_sum",
+                ReduceOp::Product => "cumulative_product",
+                ReduceOp::Max => "cumulative_max",
+                ReduceOp::Min => "cumulative_min",
+            },
             Op::Unary(op) => op.name(),
             Op::Cast(_) => "as_type",
             Op::Reduce { .. } => "reduce",
@@ -156,7 +174,7 @@ impl Op {
             Op::Binary { out_shape, .. }
             | Op::CopyStrided { out_shape, .. }
             | Op::Select { out_shape, .. } => numel(out_shape),
-            Op::Unary(_) | Op::Cast(_) | Op::PutSlice { .. } => input_len,
+            Op::Unary(_) | Op::Cast(_) | Op::PutSlice { .. } | Op::Cumulative { .. } => input_len,
             Op::Reduce { shape, axes, .. } => without(shape, axes),
             Op::ArgReduce { shape, axis, .. } => without(shape, &[*axis]),
             Op::Matmul(d) => numel(&[d.batch, d.m, d.n]),

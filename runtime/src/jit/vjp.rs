@@ -65,6 +65,14 @@ pub(crate) fn vjp(op: &Op, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<Ten
             out_shape,
         } => binary(*op, [lhs, rhs], out_shape, site, g),
         Op::Select { views, out_shape } => select(views, out_shape, site, g),
+        Op::Cumulative {
+            op,
+            shape,
+            axis,
+            reverse,
+        } => Ok(vec![Some(cumulative(
+            *op, shape, *axis, *reverse, site, g,
+        )?)]),
         Op::Unary(op) => Ok(vec![Some(unary(*op, site, g)?)]),
         Op::Cast(_) => {
             let x = site.input(0)?;
@@ -270,6 +278,36 @@ fn select(
         Ok(Some(unbroadcast(chosen, &shape_of(k)?)?))
     };
     Ok(vec![side(0)?, side(1)?, None])
+}
+
+/// A running sum passes each output's gradient to every input it summed: the scan of `g` the
+/// other way. A running product's slope in `x[i]` is `Σ_{j ≥ i} g[j] out[j] / x[i]`, exact
+/// where no `x` is 0 (at a 0 it is not finite). Running max and min are not differentiated
+/// yet: an error says so rather than a wrong gradient.
+fn cumulative(
+    op: ReduceOp,
+    shape: &[usize],
+    axis: usize,
+    reverse: bool,
+    site: &Site<'_>,
+    g: &Tensor,
+) -> Result<Tensor> {
+    let g = g.reshape(shape)?;
+    let a = axis as isize;
+    match op {
+        ReduceOp::Sum => g.cumulative_sum(a, !reverse),
+        ReduceOp::Product => {
+            let x = site.input(0)?.reshape(shape)?;
+            let out = site.result.reshape(shape)?;
+            g.multiply(&out)?.cumulative_sum(a, !reverse)?.divide(&x)
+        }
+        ReduceOp::Max | ReduceOp::Min => Err(Error::InvalidArgument {
+            op: "grad",
+            message: "the gradient of cumulative_max and cumulative_min is not implemented \
+                      yet; cumulative_sum and cumulative_product have one"
+                .into(),
+        }),
+    }
 }
 
 fn unary(op: UnaryOp, site: &Site<'_>, g: &Tensor) -> Result<Tensor> {

@@ -9,9 +9,11 @@
 //! and unary ops with Nx's promotion), `reduce.rs` (reductions, index reductions and those
 //! composed of them), `logical.rs` (logical ops, `is_nan`, `clip`, `all_close`), `matmul.rs`
 //! (`dot`), `shape.rs` (reshape, flatten, transpose, tile, reverse, slices, splits, joins,
-//! gathers, batches), `pad.rs` (`pad`, `pad_outer`, `reflect`). This file holds
+//! gathers, batches), `pad.rs` (`pad`, `pad_outer`, `reflect`), `cumulative.rs` (scans and
+//! `diff`). This file holds
 //! what they share: operands, number literals, and `run`.
 
+mod cumulative;
 mod elementwise;
 mod logical;
 mod matmul;

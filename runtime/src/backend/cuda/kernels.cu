@@ -474,6 +474,27 @@ __device__ void place_rows_body(index_t n, index_t part_row, index_t out_row, in
     GRID_STRIDE(i, n) { out[(i / part_row) * out_row + offset + i % part_row] = x[i]; }
 }
 
+// One thread per line along the axis (outer x inner lines), scanning its `len` entries in
+// order: the running combine of `Op`, from the last entry back when `reverse`.
+template <typename T, typename Op>
+__device__ void cumulative_body(index_t lines, index_t len, index_t inner, int reverse,
+                                const T* x, T* out) {
+    Op op;
+    GRID_STRIDE(l, lines) {
+        index_t base = (l / inner) * len * inner + l % inner;
+        T acc = Op::template identity<T>();
+        for (index_t j = 0; j < len; ++j) {
+            index_t at = base + (reverse ? len - 1 - j : j) * inner;
+            acc = op(acc, x[at]);
+            out[at] = acc;
+        }
+    }
+}
+
+#define CUMULATIVE_KERNEL(NAME, OP, T) \
+    extern "C" __global__ void NAME(index_t lines, index_t len, index_t inner, int reverse, \
+                                    const T* x, T* out) { \
+        cumulative_body<T, OP>(lines, len, inner, reverse, x, out); }
 #define BINARY_KERNEL(NAME, OP, T, R) \
     extern "C" __global__ void NAME(index_t n, Shape s, View va, View vb, int layout, \
                                     const T* a, const T* b, R* out) { \

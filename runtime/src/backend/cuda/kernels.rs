@@ -88,6 +88,11 @@ pub fn reduce_name(op: ReduceOp, dtype: DType) -> String {
     format!("reduce_{}_{dtype}", reduce_op_name(op))
 }
 
+/// The cumulative-scan kernel for `op` on `dtype`.
+pub fn cumulative_name(op: ReduceOp, dtype: DType) -> String {
+    format!("cumulative_{}_{dtype}", reduce_op_name(op))
+}
+
 /// The kernel for a layout operation (`copy_strided`, `scatter_strided`, `take`, `place_rows`)
 /// or the integer matmul (`matmul`) on `dtype`.
 pub fn named(kind: &str, dtype: DType) -> String {
@@ -124,6 +129,11 @@ pub fn source() -> String {
                 reduce_name(op, dtype),
                 reduce_op_name(op)
             ));
+            s.push_str(&format!(
+                "CUMULATIVE_KERNEL({}, r_{}, {dtype})\n",
+                cumulative_name(op, dtype),
+                reduce_op_name(op)
+            ));
         }
         s.push_str(&format!("ARG_KERNEL({}, {dtype})\n", named("arg", dtype)));
         if !dtype.is_float() {
@@ -151,6 +161,7 @@ pub fn all_names() -> Vec<String> {
         names.extend(UnaryOp::ALL.iter().filter_map(|&op| unary_name(op, dtype)));
         names.extend(DType::ALL.iter().map(|&to| cast_name(dtype, to)));
         names.extend(ReduceOp::ALL.iter().map(|&op| reduce_name(op, dtype)));
+        names.extend(ReduceOp::ALL.iter().map(|&op| cumulative_name(op, dtype)));
         names.push(named("arg", dtype));
         if !dtype.is_float() {
             names.push(named("matmul", dtype));

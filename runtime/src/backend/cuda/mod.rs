@@ -135,6 +135,15 @@ macro_rules! launch {
     }};
 }
 
+fn op_name(op: ReduceOp) -> &'static str {
+    match op {
+        ReduceOp::Sum => "cumulative_sum",
+        ReduceOp::Product => "cumulative_product",
+        ReduceOp::Max => "cumulative_max",
+        ReduceOp::Min => "cumulative_min",
+    }
+}
+
 fn out(ordinal: usize, len: usize, data: CudaData) -> CudaBuffer {
     CudaBuffer { ordinal, len, data }
 }
@@ -430,6 +439,32 @@ impl Kernels for CudaBackend {
             CudaData::from(o)
         });
         Ok(out(t.ordinal, n, data))
+    }
+
+    fn cumulative(
+        &self,
+        op: ReduceOp,
+        x: &CudaBuffer,
+        shape: &[usize],
+        axis: usize,
+        reverse: bool,
+    ) -> Result<CudaBuffer> {
+        let dev = device::device(x.ordinal)?;
+        let n = x.len();
+        let len = shape[axis] as u64;
+        let inner = numel(&shape[axis + 1..]) as u64;
+        let lines = (n as u64).checked_div(len).unwrap_or(0);
+        let backwards = i32::from(reverse);
+        let data = with_dtype!(x.dtype(), T => {
+            let src = typed::<T>(op_name(op), x)?;
+            let mut o = dev.alloc::<T>(n, shape)?;
+            if lines > 0 {
+                let name = kernels::cumulative_name(op, T::DTYPE);
+                launch!(dev, name, elementwise_config(lines as usize); &lines, &len, &inner, &backwards, src, &mut o);
+            }
+            CudaData::from(o)
+        });
+        Ok(out(x.ordinal, n, data))
     }
 
     fn unary(&self, op: UnaryOp, x: &CudaBuffer) -> Result<CudaBuffer> {

@@ -23,6 +23,7 @@ mod loops;
 mod matmul;
 mod parallel;
 mod reduce;
+mod scan;
 pub use blas::library_name as blas_library;
 #[cfg(target_arch = "x86_64")]
 mod packed_gemm;
@@ -76,6 +77,17 @@ impl Kernels for HostBackend {
             (p, pred.1),
             out_shape
         ))
+    }
+
+    fn cumulative(
+        &self,
+        op: ReduceOp,
+        x: &Buffer,
+        shape: &[usize],
+        axis: usize,
+        reverse: bool,
+    ) -> Result<Buffer> {
+        with_buffer!(x, v => Ok(Element::into_buffer(scan::cumulative(op, v, shape, axis, reverse)?)))
     }
 
     fn unary(&self, op: UnaryOp, x: &Buffer) -> Result<Buffer> {

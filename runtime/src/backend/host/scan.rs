@@ -1,0 +1,88 @@
+//! Cumulative scans on the host: each line along the axis is a running combine. Lines are
+//! independent, so they run in parallel; where the axis is not the last, a step combines a
+//! whole row of `inner` entries with the previous one (a loop the compiler vectorises).
+
+use rayon::prelude::*;
+
+use crate::allocate::try_alloc;
+use crate::element::Element;
+use crate::error::Result;
+use crate::host_vec::HostVec;
+use crate::ir::ReduceOp;
+use crate::shape::numel;
+
+use super::loops::MIN_PER_TASK;
+
+/// Columns of a non-last axis handled by one task.
+const COLUMNS: usize = 4096;
+
+pub(super) fn cumulative<T: Element>(
+    op: ReduceOp,
+    v: &[T],
+    shape: &[usize],
+    axis: usize,
+    reverse: bool,
+) -> Result<HostVec<T>> {
+    let mut out = try_alloc(v.len(), T::ZERO, shape)?;
+    let len = shape[axis];
+    let inner = numel(&shape[axis + 1..]);
+    let block = len * inner;
+    if block == 0 {
+        return Ok(out);
+    }
+    let steps = move |line: &mut dyn FnMut(usize, Option<usize>)| {
+        let mut prev = None;
+        for j in 0..len {
+            let k = if reverse { len - 1 - j } else { j };
+            line(k, prev);
+            prev = Some(k);
+        }
+    };
+    if inner == 1 {
+        out.par_chunks_mut(len)
+            .zip(v.par_chunks(len))
+            .with_min_len((MIN_PER_TASK / len).max(1))
+            .for_each(|(o, x)| {
+                let mut acc = op.identity::<T>();
+                steps(&mut |k, _| {
+                    acc = op.combine(acc, x[k]);
+                    o[k] = acc;
+                });
+            });
+        return Ok(out);
+    }
+    out.par_chunks_mut(block)
+        .zip(v.par_chunks(block))
+        .for_each(|(o, x)| {
+            // Column chunks of this block, each scanned row by row.
+            let chunks: Vec<(usize, usize)> = (0..inner)
+                .step_by(COLUMNS)
+                .map(|c| (c, (c + COLUMNS).min(inner)))
+                .collect();
+            let o_ptr = SendPtr(o.as_mut_ptr());
+            chunks.into_par_iter().for_each(|(from, to)| {
+                let o = o_ptr;
+                steps(&mut |k, prev| {
+                    for c in from..to {
+                        let here = k * inner + c;
+                        // SAFETY: chunks cover disjoint columns of `o`, so no two tasks touch
+                        // one element; every index is below `block` = `o.len()`.
+                        unsafe {
+                            let before =
+                                prev.map_or(op.identity::<T>(), |p| *o.0.add(p * inner + c));
+                            *o.0.add(here) = op.combine(before, x[here]);
+                        }
+                    }
+                });
+            });
+        });
+    Ok(out)
+}
+
+/// A raw pointer handed to parallel tasks that write disjoint parts of one buffer.
+#[derive(Clone, Copy)]
+struct SendPtr<T>(*mut T);
+// SAFETY: used only for disjoint writes (see the call site).
+unsafe impl<T> Send for SendPtr<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for SendPtr<T> {}
