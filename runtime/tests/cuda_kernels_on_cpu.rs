@@ -242,6 +242,9 @@ type SelectKernel = unsafe extern "C" fn(
     *mut c_void,
 );
 type CumulativeKernel = unsafe extern "C" fn(u64, u64, u64, i32, *const c_void, *mut c_void);
+type ChunksKernel =
+    unsafe extern "C" fn(u64, u64, u64, u64, i32, *const c_void, *mut c_void, *mut c_void);
+type CarryKernel = unsafe extern "C" fn(u64, u64, u64, u64, i32, *const c_void, *mut c_void);
 type PlaceKernel = unsafe extern "C" fn(u64, u64, u64, u64, *const c_void, *mut c_void);
 
 #[test]
@@ -633,6 +636,46 @@ fn integer_matmul_and_layout_kernels_match_binary() {
                 );
                 check(
                     &format!("cumulative {op:?} {reverse} {dtype}"),
+                    &expected,
+                    &o,
+                );
+            }
+        }
+
+        // The chunked scan of long lines: chunks, their totals scanned, the carry.
+        let long = random(14, dtype, &[2, 1000]);
+        let rl = raw(&long);
+        let (chunk, chunks) = (128u64, 8u64);
+        for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min] {
+            for reverse in [false, true] {
+                let scan = |t: &Tensor, axis: isize, rev: bool| match op {
+                    ReduceOp::Sum => t.cumulative_sum(axis, rev),
+                    ReduceOp::Max => t.cumulative_max(axis, rev),
+                    _ => t.cumulative_min(axis, rev),
+                };
+                let expected = scan(&long, 1, reverse).unwrap();
+                let name = kernels::cumulative_name(op, dtype);
+                let mut o = output(dtype, 2000);
+                let mut totals = output(dtype, 16);
+                let (op_ptr, tp) = (
+                    o.as_mut_ptr() as *mut c_void,
+                    totals.as_mut_ptr() as *mut c_void,
+                );
+                let back = i32::from(reverse);
+                k.launch(&format!("{name}_chunks"), 2, 3, |f: ChunksKernel| unsafe {
+                    f(2, 1000, chunk, chunks, back, rl.as_ptr() as _, op_ptr, tp)
+                });
+                let sums = on(Device::BINARY)
+                    .from_vec(values(dtype, &totals, 16), &[2, 8])
+                    .unwrap()
+                    .as_type(dtype)
+                    .unwrap();
+                let scanned = raw(&scan(&sums, 1, false).unwrap());
+                k.launch(&format!("{name}_carry"), 2, 3, |f: CarryKernel| unsafe {
+                    f(2, 1000, chunk, chunks, back, scanned.as_ptr() as _, op_ptr)
+                });
+                check(
+                    &format!("chunked cumulative {op:?} {reverse} {dtype}"),
                     &expected,
                     &o,
                 );

@@ -491,10 +491,51 @@ __device__ void cumulative_body(index_t lines, index_t len, index_t inner, int r
     }
 }
 
+// Few long contiguous lines: one thread per line would leave the GPU idle (a 10M-entry line
+// took 516 ms on an H100). Each line is cut into `chunks` chunks of `chunk` entries (counted in
+// scan order); a thread scans one chunk and leaves its total in `totals` (lines x chunks),
+// the totals are scanned in turn, and each entry past the first chunk takes in the scanned
+// total of the chunks before its own.
+template <typename T, typename Op>
+__device__ void scan_chunks_body(index_t lines, index_t len, index_t chunk, index_t chunks,
+                                 int reverse, const T* x, T* out, T* totals) {
+    Op op;
+    GRID_STRIDE(t, lines * chunks) {
+        index_t l = t / chunks, from = (t % chunks) * chunk;
+        index_t to = from + chunk < len ? from + chunk : len;
+        T acc = Op::template identity<T>();
+        for (index_t j = from; j < to; ++j) {
+            index_t at = l * len + (reverse ? len - 1 - j : j);
+            acc = op(acc, x[at]);
+            out[at] = acc;
+        }
+        totals[t] = acc;
+    }
+}
+
+template <typename T, typename Op>
+__device__ void scan_carry_body(index_t lines, index_t len, index_t chunk, index_t chunks,
+                                int reverse, const T* scanned, T* out) {
+    Op op;
+    GRID_STRIDE(i, lines * len) {
+        index_t l = i / len, k = i % len;
+        index_t c = (reverse ? len - 1 - k : k) / chunk;
+        if (c > 0) out[i] = op(scanned[l * chunks + c - 1], out[i]);
+    }
+}
+
 #define CUMULATIVE_KERNEL(NAME, OP, T) \
     extern "C" __global__ void NAME(index_t lines, index_t len, index_t inner, int reverse, \
                                     const T* x, T* out) { \
-        cumulative_body<T, OP>(lines, len, inner, reverse, x, out); }
+        cumulative_body<T, OP>(lines, len, inner, reverse, x, out); } \
+    extern "C" __global__ void NAME##_chunks(index_t lines, index_t len, index_t chunk, \
+                                             index_t chunks, int reverse, const T* x, T* out, \
+                                             T* totals) { \
+        scan_chunks_body<T, OP>(lines, len, chunk, chunks, reverse, x, out, totals); } \
+    extern "C" __global__ void NAME##_carry(index_t lines, index_t len, index_t chunk, \
+                                            index_t chunks, int reverse, const T* scanned, \
+                                            T* out) { \
+        scan_carry_body<T, OP>(lines, len, chunk, chunks, reverse, scanned, out); }
 #define BINARY_KERNEL(NAME, OP, T, R) \
     extern "C" __global__ void NAME(index_t n, Shape s, View va, View vb, int layout, \
                                     const T* a, const T* b, R* out) { \

@@ -161,7 +161,10 @@ pub fn all_names() -> Vec<String> {
         names.extend(UnaryOp::ALL.iter().filter_map(|&op| unary_name(op, dtype)));
         names.extend(DType::ALL.iter().map(|&to| cast_name(dtype, to)));
         names.extend(ReduceOp::ALL.iter().map(|&op| reduce_name(op, dtype)));
-        names.extend(ReduceOp::ALL.iter().map(|&op| cumulative_name(op, dtype)));
+        for op in ReduceOp::ALL {
+            let name = cumulative_name(op, dtype);
+            names.extend([format!("{name}_chunks"), format!("{name}_carry"), name]);
+        }
         names.push(named("arg", dtype));
         if !dtype.is_float() {
             names.push(named("matmul", dtype));

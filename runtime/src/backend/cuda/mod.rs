@@ -135,6 +135,9 @@ macro_rules! launch {
     }};
 }
 
+/// Entries a thread scans in a chunked cumulative op (see `scan_chunks_body` in kernels.cu).
+const SCAN_CHUNK: u64 = 128;
+
 fn op_name(op: ReduceOp) -> &'static str {
     match op {
         ReduceOp::Sum => "cumulative_sum",
@@ -455,11 +458,21 @@ impl Kernels for CudaBackend {
         let inner = numel(&shape[axis + 1..]) as u64;
         let lines = (n as u64).checked_div(len).unwrap_or(0);
         let backwards = i32::from(reverse);
+        let chunked = inner == 1 && len >= SCAN_CHUNK * 16 && lines < 4096;
         let data = with_dtype!(x.dtype(), T => {
             let src = typed::<T>(op_name(op), x)?;
             let mut o = dev.alloc::<T>(n, shape)?;
-            if lines > 0 {
-                let name = kernels::cumulative_name(op, T::DTYPE);
+            let name = kernels::cumulative_name(op, T::DTYPE);
+            if chunked {
+                let (chunk, chunks) = (SCAN_CHUNK, len.div_ceil(SCAN_CHUNK));
+                let count = (lines * chunks) as usize;
+                let mut totals = dev.alloc::<T>(count, &[lines as usize, chunks as usize])?;
+                launch!(dev, format!("{name}_chunks"), elementwise_config(count); &lines, &len, &chunk, &chunks, &backwards, src, &mut o, &mut totals);
+                let totals = out(x.ordinal, count, CudaData::from(totals));
+                let scanned = self.cumulative(op, &totals, &[lines as usize, chunks as usize], 1, false)?;
+                let scanned = typed::<T>(op_name(op), &scanned)?;
+                launch!(dev, format!("{name}_carry"), elementwise_config(n); &lines, &len, &chunk, &chunks, &backwards, scanned, &mut o);
+            } else if lines > 0 {
                 launch!(dev, name, elementwise_config(lines as usize); &lines, &len, &inner, &backwards, src, &mut o);
             }
             CudaData::from(o)
