@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the GPU check bundle: the cuda test suites as stripped release binaries, the program
+# Builds the GPU check bundle: the cuda test suites as stripped, gzipped release binaries, the program
 # that performs notebook 02's and 04's GPU steps and the benchmark rows (runtime/examples/
 # gpu_check.rs), torch's reference script and run.sh, which runs it all on a machine with a GPU
 # and no Rust toolchain and writes one report folder (docs/gpu-check.md).
@@ -27,6 +27,9 @@ for suite in $suites; do
 done
 cp target/release/examples/gpu_check "$dir/bin/gpu_check"
 strip "$dir"/bin/*
+# Packed: each binary carries the whole runtime (the op set's loops for every dtype), so seven
+# of them are most of the 64 MiB; gzip takes them to about a quarter. run.sh unpacks them.
+gzip -9 -n "$dir"/bin/*
 cp install/gpu-check/run.sh install/gpu-check/torch_reference.py install/gpu-check/suites.txt "$dir/"
 
 size=$(du -sb "$dir" | cut -f1)

@@ -16,6 +16,22 @@ out=${1:-$PWD/gpu-report}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 python=${PYTHON:-python3}
+# The bundle carries its binaries gzipped (bin/NAME.gz); they are unpacked here for this run.
+# A bundle with plain binaries is run as it is.
+bin="$here/bin"
+if compgen -G "$here/bin/*.gz" > /dev/null; then
+    bin=$(mktemp -d)
+    trap 'rm -rf "$bin"' EXIT
+    for packed in "$here"/bin/*.gz; do
+        name=$(basename "$packed" .gz)
+        if command -v gzip > /dev/null; then
+            gzip -dc "$packed" > "$bin/$name"
+        else
+            "$python" -c 'import gzip, shutil, sys; shutil.copyfileobj(gzip.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$packed" "$bin/$name"
+        fi || { echo "run.sh: cannot unpack $packed" >&2; exit 1; }
+        chmod +x "$bin/$name"
+    done
+fi
 : > "$out/summary.txt"
 : > "$out/suites.log"
 
@@ -32,7 +48,7 @@ except Exception as e:
     print("torch:", e)' 2>&1 || echo "$python: not available"
 } > "$out/environment.txt" 2>&1
 
-"$here/bin/gpu_check" probe > "$out/clients.tmp" 2>&1
+"$bin/gpu_check" probe > "$out/clients.tmp" 2>&1
 gpu=$?
 { echo "== tensorbook clients (as the bundle's binaries see them)"; cat "$out/clients.tmp"; } >> "$out/environment.txt"
 reason=$(sed -n 's/^cuda  *absent  *-  *//p' "$out/clients.tmp" | head -1)
@@ -59,7 +75,7 @@ while read -r suite threads; do
     # Each suite's counts come from its own output: a suite that crashes before its summary
     # line says so, instead of showing the previous suite's counts.
     own="$out/suite.tmp"
-    timeout -k 10 420 "$here/bin/$suite" --include-ignored --test-threads="$threads" > "$own" 2>&1
+    timeout -k 10 420 "$bin/$suite" --include-ignored --test-threads="$threads" > "$own" 2>&1
     status=$?
     cat "$own" >> "$out/suites.log"
     result=$(grep '^test result:' "$own" | tail -1)
@@ -74,7 +90,7 @@ while read -r suite threads; do
 done < "$here/suites.txt"
 
 # The GPU steps and the benchmark rows; without a GPU the program says so and exits 0.
-if ! "$here/bin/gpu_check" run "$out/figures.json" > "$out/figures.txt" 2>&1; then
+if ! "$bin/gpu_check" run "$out/figures.json" > "$out/figures.txt" 2>&1; then
     record failed "gpu_check: failed (figures.txt says where)"
 elif [ "$gpu" -eq 0 ]; then
     record passed "gpu_check: passed"

@@ -87,7 +87,9 @@ pub use notebook::{
     clear_output, display, input, input_password, keep_output_flowing, DisplayHandle, Displayable,
     Html, Svg,
 };
-pub use ops::{merge_number, Leftover, Operand, PadMode, SplitAt};
+pub use ops::pad::PadMode;
+pub use ops::shape::SplitAt;
+pub use ops::{merge_number, Leftover, Operand};
 pub use parallel::all_reduce::{all_reduce, Reduction};
 pub use parallel::data_parallel::{data_parallel, Combine, DataParallel};
 pub use parallel::Partitions;
@@ -101,3 +103,23 @@ pub use settings::{
     set_sim_device_memory_limit, set_sim_memory_limit,
 };
 pub use tensor::Tensor;
+
+/// A tensor literal on the session default device, as Nx's `~MAT`/`Nx.tensor`: nested
+/// brackets give the shape, floats become f32 and integers s32, and a leading dtype chooses
+/// another (`tensor![f64; [1, 2], [3, 4]]`). A `Result`, so a cell writes `tensor![..]?`.
+///
+/// ```
+/// let t = tensorbook::tensor![[1.0, 2.0], [3.0, 4.0]].unwrap();
+/// assert_eq!((t.shape(), t.dtype()), (&[2, 2][..], tensorbook::DType::F32));
+/// let s = tensorbook::tensor![f64; 1, 2, 3].unwrap();
+/// assert_eq!(s.to_vec::<f64>().unwrap(), [1.0, 2.0, 3.0]);
+/// ```
+#[macro_export]
+macro_rules! tensor {
+    ($dtype:ident; $($x:expr),+ $(,)?) => {
+        $crate::literal_tensor(&[$($x),+], Some(stringify!($dtype)))
+    };
+    ($($x:expr),+ $(,)?) => {
+        $crate::literal_tensor(&[$($x),+], None)
+    };
+}

@@ -94,7 +94,7 @@ impl Factory {
         self.from_vec(data, &shape)
     }
 
-    /// A tensor written as a literal (what [`tensor!`](crate::tensor!) expands to): as Nx's
+    /// A tensor written as a literal (what the `tensor!` macro expands to): as Nx's
     /// literals, floats become f32 and integers s32 unless `dtype` names another type.
     pub fn literal<N: Nested + ?Sized>(&self, value: &N, dtype: Option<DType>) -> Result<Tensor> {
         let t = self.from_nested(value)?;
@@ -114,27 +114,7 @@ impl Tensor {
     }
 }
 
-/// A tensor literal on the session default device, as Nx's `~MAT`/`Nx.tensor`: nested
-/// brackets give the shape, floats become f32 and integers s32, and a leading dtype chooses
-/// another (`tensor![f64; [1, 2], [3, 4]]`). A `Result`, so a cell writes `tensor![..]?`.
-///
-/// ```
-/// let t = tensorbook::tensor![[1.0, 2.0], [3.0, 4.0]].unwrap();
-/// assert_eq!((t.shape(), t.dtype()), (&[2, 2][..], tensorbook::DType::F32));
-/// let s = tensorbook::tensor![f64; 1, 2, 3].unwrap();
-/// assert_eq!(s.to_vec::<f64>().unwrap(), [1.0, 2.0, 3.0]);
-/// ```
-#[macro_export]
-macro_rules! tensor {
-    ($dtype:ident; $($x:expr),+ $(,)?) => {
-        $crate::literal_tensor(&[$($x),+], Some(stringify!($dtype)))
-    };
-    ($($x:expr),+ $(,)?) => {
-        $crate::literal_tensor(&[$($x),+], None)
-    };
-}
-
-/// What [`tensor!`] expands to: the literal on the session default device, in the dtype
+/// What the `tensor!` macro expands to: the literal on the session default device, in the dtype
 /// named (`"f64"`, `"u8"`, ...) or Nx's default for its kind.
 #[doc(hidden)]
 pub fn literal_tensor<N: Nested + ?Sized>(value: &N, dtype: Option<&str>) -> Result<Tensor> {

@@ -1082,3 +1082,41 @@ fn cumulative_ops_and_diff_follow_nx_documented_examples() {
         assert!(place.scalar(1i32).unwrap().diff(1, 0).is_err());
     }
 }
+
+/// `Nx.covariance` with the values of Nx's documented examples.
+#[test]
+fn covariance_follows_nx_documented_examples() {
+    let close = |t: Tensor, e: &[f32]| {
+        assert_eq!(t.dtype(), DType::F32);
+        let v = t.to_vec::<f32>().unwrap();
+        assert!(
+            v.iter().zip(e).all(|(a, b)| (a - b).abs() < 1e-5),
+            "{v:?} against {e:?}"
+        );
+    };
+    for d in devices() {
+        let place = on(d);
+        let x = place.from_vec(vec![1i32, 2, 3, 4, 5, 6], &[3, 2]).unwrap();
+        let c = x.covariance(0).unwrap();
+        assert_eq!(c.shape(), &[2, 2]);
+        close(c, &[2.666_666_7; 4]);
+        close(x.covariance(1).unwrap(), &[4.0; 4]);
+        let batched = place
+            .from_vec((1..=12).collect::<Vec<i32>>(), &[2, 3, 2])
+            .unwrap();
+        let c = batched.covariance(0).unwrap();
+        assert_eq!(c.shape(), &[2, 2, 2]);
+        close(c, &[2.666_666_7; 8]);
+        let mean = place.from_vec(vec![4i32, 3], &[2]).unwrap();
+        close(
+            x.covariance_around(&mean, 0).unwrap(),
+            &[3.666_666_7, 1.666_666_6, 1.666_666_6, 3.666_666_7],
+        );
+        let err = place
+            .from_vec(vec![1i32, 2], &[2])
+            .unwrap()
+            .covariance(0)
+            .unwrap_err();
+        assert!(err.to_string().contains("rank at least 2"), "{err}");
+    }
+}

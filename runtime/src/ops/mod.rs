@@ -17,12 +17,9 @@ mod cumulative;
 mod elementwise;
 mod logical;
 mod matmul;
-mod pad;
+pub(crate) mod pad;
 mod reduce;
-mod shape;
-
-pub use pad::PadMode;
-pub use shape::SplitAt;
+pub(crate) mod shape;
 
 use crate::device::Device;
 use crate::dtype::DType;

@@ -150,6 +150,46 @@ impl Tensor {
         self.variance(axes, keep_axes, ddof)?.sqrt()
     }
 
+    /// The covariance matrix of the rows of this `[..., n, d]` tensor (leading axes are
+    /// batches), each pair of columns summed over the `n` rows around their mean and divided
+    /// by `n - ddof`, as `Nx.covariance(t, ddof: ddof)`.
+    pub fn covariance(&self, ddof: usize) -> Result<Tensor> {
+        if self.rank() < 2 {
+            return Err(Error::InvalidArgument {
+                op: "covariance",
+                message: format!(
+                    "expected input tensor of rank at least 2, got {}",
+                    self.rank()
+                ),
+            });
+        }
+        self.covariance_around(&self.mean(Some(&[-2]), false)?, ddof)
+    }
+
+    /// [`Tensor::covariance`] around a given column mean of shape `[..., d]` (its batch axes
+    /// broadcast with this tensor's), as `Nx.covariance(t, mean, ddof: ddof)`.
+    pub fn covariance_around(&self, mean: &Tensor, ddof: usize) -> Result<Tensor> {
+        let rank = self.rank();
+        if rank < 2 || mean.rank() == 0 {
+            return Err(Error::InvalidArgument {
+                op: "covariance",
+                message: format!(
+                    "expected input of rank at least 2 and a mean of rank at least 1, got {} and {}",
+                    self.signature(),
+                    mean.signature()
+                ),
+            });
+        }
+        let n = self.shape()[rank - 2];
+        let centred = self.subtract(&mean.new_axis(-2)?)?;
+        let mut swap: Vec<usize> = (0..centred.rank()).collect();
+        swap.swap(centred.rank() - 2, centred.rank() - 1);
+        centred
+            .transpose(Some(&swap))?
+            .dot(&centred)?
+            .divide(n as f64 - ddof as f64)
+    }
+
     /// The mean over `axes` weighted by `weights` (the same shape, or one that broadcasts to
     /// it): `sum(x * w) / sum(w)` (Nx's `weighted_mean`). Integers become f32.
     pub fn weighted_mean(
