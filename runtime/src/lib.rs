@@ -89,6 +89,7 @@ pub use notebook::{
 };
 pub use ops::pad::PadMode;
 pub use ops::shape::SplitAt;
+pub use ops::sort::Direction;
 pub use ops::{merge_number, Leftover, Operand};
 pub use parallel::all_reduce::{all_reduce, Reduction};
 pub use parallel::data_parallel::{data_parallel, Combine, DataParallel};

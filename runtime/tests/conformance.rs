@@ -4,10 +4,10 @@
 
 mod common;
 
-use common::{conform, conform_failing, random};
+use common::{conform, conform_failing, random, with_nans};
 use proptest::prelude::*;
 use proptest::sample::select;
-use tensorbook::{DType, Error, Leftover, PadMode, Tensor};
+use tensorbook::{DType, Direction, Error, Leftover, PadMode, Tensor};
 
 fn dtype() -> impl Strategy<Value = DType> {
     select(DType::ALL.to_vec())
@@ -201,6 +201,38 @@ proptest! {
             conform(&format!("cumulative_min {s:?} axis {axis} {reverse}"), &inputs, |t| t[0].cumulative_min(axis as isize, reverse));
             conform(&format!("diff {s:?} axis {axis}"), &inputs, |t| t[0].diff(2, axis as isize));
             conform(&format!("flatten {s:?}"), &inputs, |t| t[0].flatten(None));
+            let nans = [with_nans(&inputs[0]).as_type(d).unwrap()];
+            for direction in [Direction::Asc, Direction::Desc] {
+                conform(&format!("sort {s:?} axis {axis} {direction:?}"), &nans, |t| t[0].sort(axis as isize, direction));
+                conform(&format!("argsort {s:?} axis {axis} {direction:?}"), &nans, |t| t[0].argsort(axis as isize, direction));
+            }
+            conform(&format!("top_k {s:?}"), &nans, |t| Ok(t[0].top_k(1 + (pick as usize >> 6) % s[rank - 1])?.0));
+            let binary = tensorbook::on(tensorbook::Device::BINARY);
+            // Along the axis: indices one past each end too (clamped).
+            let mut ishape = s.clone();
+            ishape[axis] = 1 + (pick as usize >> 9) % 4;
+            let n: usize = ishape.iter().product();
+            let idx: Vec<i64> = (0..n).map(|i| ((pick >> (i % 60)) as i64 + i as i64) % (s[axis] as i64 + 2) - 1).collect();
+            let along = [inputs[0].clone(), binary.from_vec(idx, &ishape).unwrap()];
+            conform(&format!("take_along_axis {s:?} {ishape:?} axis {axis}"), &along, |t| t[0].take_along_axis(&t[1], axis as isize));
+            // Gather: three rows of coordinates for the first `k` axes.
+            let k = 1 + (pick as usize >> 14) % rank;
+            let coords: Vec<i64> = (0..3 * k).map(|i| ((pick >> (2 * i)) as usize % s[i % k]) as i64).collect();
+            let gather_idx = binary.from_vec(coords.clone(), &[3, k]).unwrap();
+            let gathered = [inputs[0].clone(), gather_idx.clone()];
+            conform(&format!("gather {s:?} k {k}"), &gathered, |t| t[0].gather(&t[1], None));
+            // Scatters: repeated rows add up; puts go to distinct rows (which of repeated puts
+            // wins is not defined), plus one row outside the target, skipped.
+            let mut window = vec![3];
+            window.extend(&s[k..]);
+            let updates = random(seed ^ 11, d, &window);
+            let adds = [inputs[0].clone(), gather_idx, updates.clone()];
+            conform(&format!("indexed_add {s:?} k {k}"), &adds, |t| t[0].indexed_add(&t[1], &t[2], None));
+            let mut distinct: Vec<i64> = (0..k).map(|i| if i == 0 { 0 } else { coords[i] }).collect();
+            distinct.extend((0..k).map(|i| if i == 0 { s[0] as i64 } else { 0 }));
+            distinct.extend((0..k).map(|i| if i > 0 { coords[k + i] } else if s[0] > 1 { s[0] as i64 - 1 } else { -1 }));
+            let puts = [inputs[0].clone(), binary.from_vec(distinct, &[3, k]).unwrap(), updates];
+            conform(&format!("indexed_put {s:?} k {k}"), &puts, |t| t[0].indexed_put(&t[1], &t[2], None));
             let config: Vec<(i64, i64, usize)> = (0..rank)
                 .map(|i| {
                     let bits = (pick >> (5 * i + 20)) as i64;
@@ -254,6 +286,58 @@ fn large_shapes_take_the_fast_paths() {
             );
         }
     }
+    // Sorts: long lines in parallel, one line through the parallel sort, columns of a
+    // non-last axis, ties (argsort must keep their order) and NaNs.
+    for (shape, axis) in [
+        (&[4usize, 30_000][..], 1isize),
+        (&[100_000][..], 0),
+        (&[3000, 40][..], 0),
+    ] {
+        for dtype in [DType::F32, DType::S32] {
+            let x = [with_nans(&random(17, dtype, shape)).as_type(dtype).unwrap()];
+            for direction in [Direction::Asc, Direction::Desc] {
+                conform(
+                    &format!("sort {dtype} {shape:?} axis {axis} {direction:?}"),
+                    &x,
+                    |t| t[0].sort(axis, direction),
+                );
+                conform(
+                    &format!("argsort {dtype} {shape:?} axis {axis} {direction:?}"),
+                    &x,
+                    |t| t[0].argsort(axis, direction),
+                );
+            }
+        }
+    }
+    // Many repeated positions in one scatter-add (atomics on cuda).
+    let target = random(19, DType::F32, &[50]);
+    let positions = tensorbook::on(tensorbook::Device::BINARY)
+        .from_vec(
+            (0..20_000)
+                .map(|i| (i * 7 % 53) as i64 - 1)
+                .collect::<Vec<_>>(),
+            &[20_000, 1],
+        )
+        .unwrap();
+    let updates = random(20, DType::F32, &[20_000]);
+    conform(
+        "indexed_add 20000 updates into 50",
+        &[target, positions, updates],
+        |t| t[0].indexed_add(&t[1], &t[2], None),
+    );
+    let bytes = random(21, DType::U8, &[13]);
+    let byte_positions = tensorbook::on(tensorbook::Device::BINARY)
+        .from_vec(
+            (0..500).map(|i| (i % 13) as i64).collect::<Vec<_>>(),
+            &[500, 1],
+        )
+        .unwrap();
+    let byte_updates = random(22, DType::U8, &[500]);
+    conform(
+        "indexed_add u8 (wrapping, byte atomics)",
+        &[bytes, byte_positions, byte_updates],
+        |t| t[0].indexed_add(&t[1], &t[2], None),
+    );
     // Over 64^3 multiply-adds: the system BLAS when one loads (tests/builtin_gemm.rs covers
     // the gemm crate), at sizes no blocking divides evenly.
     for dtype in [DType::F32, DType::F64] {

@@ -17,7 +17,7 @@ use tensorbook::testing::cuda;
 use tensorbook::testing::cuda::kernels::{self, ShapeArg, ViewArg};
 use tensorbook::testing::ir::{BinaryOp, ReduceOp, Strided, UnaryOp};
 use tensorbook::testing::{broadcast_shapes, broadcast_strides, strides};
-use tensorbook::{on, DType, Device, Tensor};
+use tensorbook::{on, DType, Device, Direction, Tensor};
 
 /// CUDA's built-ins for a host compiler. `blockIdx`, `threadIdx`, `blockDim` and `gridDim` are
 /// globals the test sets before each emulated thread.
@@ -69,6 +69,11 @@ inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned int)x); }
 inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
 inline int __popc(unsigned int x) { return __builtin_popcount(x); }
 inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+// One emulated thread runs at a time, so an atomic is a plain update.
+template <typename T> inline T atomicAdd(T* p, T v) { T old = *p; *p = old + v; return old; }
+inline unsigned int atomicCAS(unsigned int* p, unsigned int expected, unsigned int v) {
+    unsigned int old = *p; if (old == expected) *p = v; return old;
+}
 "#;
 
 #[repr(C)]
@@ -744,6 +749,129 @@ fn integer_matmul_and_layout_kernels_match_binary() {
             |f: StridedKernel| unsafe { f(4, s, v[0], ru.as_ptr() as _, op_ptr) },
         );
         check(&format!("put_slice {dtype}"), &expected, &o);
+    }
+}
+
+type SortStepKernel = unsafe extern "C" fn(u64, u64, u64, u64, u64, u64, i32, i32, *mut c_void);
+type ArgsortStepKernel =
+    unsafe extern "C" fn(u64, u64, u64, u64, u64, u64, i32, i32, *mut c_void, *mut i64);
+type PositionsKernel = unsafe extern "C" fn(u64, u64, u64, *mut i64);
+type GatherKernel = unsafe extern "C" fn(u64, u64, *const i64, *const c_void, *mut c_void);
+type ScatterKernel = unsafe extern "C" fn(u64, u64, i32, *const i64, *const c_void, *mut c_void);
+
+/// The bitonic sort network (values, and positions with ties by position) along the middle
+/// axis of lines whose length is no power of two, NaNs included; the gather with positions
+/// outside; the scatter-add and put with repeated and outside positions (the atomics, and
+/// the byte-wide compare-and-swap add on u8).
+#[test]
+fn sort_gather_and_scatter_kernels_match_binary() {
+    let k = emulated().lock().unwrap();
+    for dtype in DType::ALL {
+        let x = with_nans(&random(31, dtype, &[2, 37, 3]))
+            .as_type(dtype)
+            .unwrap();
+        let rx = raw(&x);
+        let (lines, len, inner) = (6u64, 37u64, 3u64);
+        let width = len.next_power_of_two();
+        let steps = kernels::sort_steps(width);
+        for direction in [Direction::Asc, Direction::Desc] {
+            let desc = i32::from(direction == Direction::Desc);
+            let mut keys = rx.clone();
+            let kp = keys.as_mut_ptr() as *mut c_void;
+            for &(size, half, flip) in &steps {
+                k.launch(
+                    &kernels::named("sort_step", dtype),
+                    2,
+                    3,
+                    |f: SortStepKernel| unsafe {
+                        f(lines, len, inner, width, size, half, flip, desc, kp)
+                    },
+                );
+            }
+            check(
+                &format!("sort {dtype} {direction:?}"),
+                &x.sort(1, direction).unwrap(),
+                &keys,
+            );
+
+            let mut keys = rx.clone();
+            let kp = keys.as_mut_ptr() as *mut c_void;
+            let mut pos = vec![0i64; 222];
+            let pp = pos.as_mut_ptr();
+            k.launch("sort_positions", 2, 3, |f: PositionsKernel| unsafe {
+                f(lines, len, inner, pp)
+            });
+            for &(size, half, flip) in &steps {
+                k.launch(
+                    &kernels::named("argsort_step", dtype),
+                    2,
+                    3,
+                    |f: ArgsortStepKernel| unsafe {
+                        f(lines, len, inner, width, size, half, flip, desc, kp, pp)
+                    },
+                );
+            }
+            let expected = x
+                .argsort_as(1, direction, DType::S64)
+                .unwrap()
+                .to_vec::<i64>()
+                .unwrap();
+            assert_eq!(pos, expected, "argsort {dtype} {direction:?}");
+        }
+
+        let t = random(32, dtype, &[10]);
+        let rt = raw(&t);
+        let positions = [3i64, -1, 9, 10, 0, 3, i64::MIN];
+        let tv = t.to_f64_vec().unwrap();
+        let gathered: Vec<f64> = positions
+            .iter()
+            .map(|&p| {
+                usize::try_from(p)
+                    .ok()
+                    .and_then(|p| tv.get(p))
+                    .copied()
+                    .unwrap_or(0.0)
+            })
+            .collect();
+        let expected = on(Device::BINARY)
+            .from_vec(gathered, &[7])
+            .unwrap()
+            .as_type(dtype)
+            .unwrap();
+        let mut o = output(dtype, 7);
+        let op_ptr = o.as_mut_ptr() as *mut c_void;
+        k.launch(
+            &kernels::named("gather", dtype),
+            2,
+            3,
+            |f: GatherKernel| unsafe { f(7, 10, positions.as_ptr(), rt.as_ptr() as _, op_ptr) },
+        );
+        check(&format!("gather {dtype}"), &expected, &o);
+
+        let updates = random(33, dtype, &[7]);
+        let ru = raw(&updates);
+        let index = on(Device::BINARY)
+            .from_vec(positions.to_vec(), &[7, 1])
+            .unwrap();
+        for add in [1, 0] {
+            let expected = if add == 1 {
+                t.indexed_add(&index, &updates, None)
+            } else {
+                t.indexed_put(&index, &updates, None)
+            }
+            .unwrap();
+            let mut o = rt.clone();
+            let op_ptr = o.as_mut_ptr() as *mut c_void;
+            k.launch(
+                &kernels::named("scatter", dtype),
+                2,
+                3,
+                |f: ScatterKernel| unsafe {
+                    f(7, 10, add, positions.as_ptr(), ru.as_ptr() as _, op_ptr)
+                },
+            );
+            check(&format!("scatter add={add} {dtype}"), &expected, &o);
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use common::{enable_sim, random};
 use proptest::prelude::*;
 use tensorbook::{
     custom_grad, grad, grad_wrt, jit_cached, on, value_and_grad, value_and_grad_wrt, DType, Device,
-    Result, Tensor,
+    Direction, Result, Tensor,
 };
 
 /// The devices every gradient is checked on.
@@ -737,14 +737,23 @@ fn layout_function_gradients_match_central_differences() {
         ("reverse", |x| x.reverse(Some(&[1]))),
         ("tile", |x| x.tile(&[2, 1, 2])),
     ];
+    check_weighted_sums(&cases);
+}
+
+/// Each case's result, summed with uneven weights (sines of an iota, all different and none
+/// zero), checked against central differences on every device at one [2, 3] input.
+fn check_weighted_sums(cases: &[(&'static str, fn(&Tensor) -> Result<Tensor>)]) {
     for device in devices() {
         let x = on(device)
             .from_slice(&[0.3, -1.2, 0.7, 2.0, -0.4, 1.1], &[2, 3])
             .unwrap();
-        for (name, op) in cases {
+        for &(name, op) in cases {
             check_against_central_differences(name, &x, move |x: &Tensor| {
                 let y = op(x)?;
-                let w = on(x.device()).iota(DType::F64, y.shape(), None)?.sin()?;
+                let w = on(x.device())
+                    .iota(DType::F64, y.shape(), None)?
+                    .sin()?
+                    .add(0.5)?;
                 y.multiply(&w)?.sum(None, false)
             });
         }
@@ -781,4 +790,57 @@ fn cumulative_gradients_match_central_differences() {
             .unwrap_err();
         assert!(err.to_string().contains("cumulative_max"), "{err}");
     }
+}
+
+/// Gradients through sorting and the indexed ops against central differences: a sort sends
+/// each entry's gradient back to its place, a gather's (repeated reads add up) lands where it
+/// read, a scatter-add passes to the target and the updates, a put masks the target.
+#[test]
+fn sort_and_indexed_gradients_match_central_differences() {
+    type Op = fn(&Tensor) -> Result<Tensor>;
+    let cases: [(&str, Op); 11] = [
+        ("sort axis 0", |x| x.sort(0, Direction::Asc)),
+        ("sort axis 1 desc", |x| x.sort(1, Direction::Desc)),
+        ("top_k", |x| Ok(x.top_k(2)?.0)),
+        ("median", |x| x.median(Some(1), false)),
+        ("median of all", |x| x.median(None, false)),
+        ("take_along_axis", |x| {
+            x.take_along_axis(
+                &on(x.device()).from_vec(vec![2i64, 2, 0, 1, 1, 1], &[2, 3])?,
+                1,
+            )
+        }),
+        ("gather", |x| {
+            x.gather(
+                &on(x.device()).from_vec(vec![1i64, 2, 0, 0, 1, 2], &[3, 2])?,
+                None,
+            )
+        }),
+        ("gather slices", |x| {
+            x.gather(&on(x.device()).from_vec(vec![1i64, 1, 0], &[3, 1])?, None)
+        }),
+        ("indexed_add to the target", |x| {
+            let updates = on(x.device()).from_slice(&[0.5, -2.0, 1.5], &[3])?;
+            x.indexed_add(
+                &on(x.device()).from_vec(vec![0i64, 1, 0, 1, 1, 2], &[3, 2])?,
+                &updates,
+                None,
+            )
+        }),
+        ("indexed_put over the target", |x| {
+            let updates = on(x.device()).from_slice(&[0.5, -2.0], &[2])?;
+            x.indexed_put(
+                &on(x.device()).from_vec(vec![0i64, 1, 1, 2], &[2, 2])?,
+                &updates,
+                None,
+            )
+        }),
+        ("indexed_add and put of the updates", |x| {
+            let target = on(x.device()).zeros(DType::F64, &[4, 2])?;
+            let rows = on(x.device()).from_vec(vec![3i64, 0], &[2, 1])?;
+            let added = target.indexed_add(&rows, &x.slice(&[0, 0], &[2, 2], None)?, None)?;
+            added.indexed_put(&rows.add(1)?, &x.slice(&[0, 1], &[2, 2], None)?, None)
+        }),
+    ];
+    check_weighted_sums(&cases);
 }

@@ -591,3 +591,47 @@ fn hand_written_fused_regions_run_the_same_on_every_device() {
         }
     }
 }
+
+/// Indices that are arguments of a compiled function stay on the device as traced values:
+/// sorting, the positions of argsort, gathers and scatters by them all compile, and agree
+/// with eager calls on every device.
+#[test]
+fn traced_indices_sort_gather_and_scatter_inside_jit() {
+    enable_sim();
+    let f: Jit<Vec<Tensor>> = jit(|args: &[Tensor]| {
+        let (x, idx) = (&args[0], &args[1]);
+        let order = x.argsort(1, tensorbook::Direction::Desc)?;
+        let sorted = x.take_along_axis(&order, 1)?;
+        let picked = x.gather(idx, None)?;
+        let counts = x.indexed_add(idx, 1.0, None)?;
+        Ok(vec![sorted, picked, counts])
+    });
+    for device in tensorbook::devices() {
+        let x = on(device)
+            .from_vec(vec![0.5f32, -1.0, 3.0, 2.0, f32::NAN, 0.0], &[2, 3])
+            .unwrap();
+        let idx = on(device)
+            .from_vec(vec![1i32, 2, 0, 0, 1, 2], &[3, 2])
+            .unwrap();
+        let out = f.call([&x, &idx]).unwrap();
+        let (sorted, picked, counts) = (&out[0], &out[1], &out[2]);
+        let eager = x.sort(1, tensorbook::Direction::Desc).unwrap();
+        let same = |a: &Tensor, b: &Tensor| {
+            let (a, b) = (a.to_vec::<f32>().unwrap(), b.to_vec::<f32>().unwrap());
+            a.iter()
+                .zip(&b)
+                .all(|(p, q)| p == q || (p.is_nan() && q.is_nan()))
+        };
+        assert!(
+            same(sorted, &eager),
+            "{device}: {sorted:?} against {eager:?}"
+        );
+        assert_eq!(picked.to_vec::<f32>().unwrap(), [0.0, 0.5, 0.0], "{device}");
+        let counts = counts.to_vec::<f32>().unwrap();
+        assert_eq!(counts[..4], [1.5, -1.0, 3.0, 2.0], "{device}");
+        assert!(
+            counts[4].is_nan() && counts[5] == 2.0,
+            "{device}: {counts:?}"
+        );
+    }
+}

@@ -4,7 +4,7 @@
 mod common;
 
 use common::enable_sim;
-use tensorbook::{on, DType, Device, Error, PadMode, Serving, Tensor};
+use tensorbook::{on, DType, Device, Direction, Error, PadMode, Serving, Tensor};
 
 fn devices() -> Vec<Device> {
     enable_sim();
@@ -1118,5 +1118,374 @@ fn covariance_follows_nx_documented_examples() {
             .covariance(0)
             .unwrap_err();
         assert!(err.to_string().contains("rank at least 2"), "{err}");
+    }
+}
+
+/// `Nx.sort`, `argsort`, `top_k`, `median` and `mode`: the documented examples, NaN's place
+/// included, on every device.
+#[test]
+fn sorting_follows_nx_documented_examples() {
+    let ints = |t: Tensor| {
+        assert_eq!(t.dtype(), DType::S32, "{t:?}");
+        t.to_vec::<i32>().unwrap()
+    };
+    let floats = |t: Tensor| t.to_vec::<f32>().unwrap();
+    let same = |a: Vec<f32>, b: &[f32]| {
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(b) {
+            assert!(x == y || (x.is_nan() && y.is_nan()), "{a:?} against {b:?}");
+        }
+    };
+    for d in devices() {
+        let place = on(d);
+        let v = |x: Vec<i32>, s: &[usize]| place.from_vec(x, s).unwrap();
+        let f = |x: Vec<f32>, s: &[usize]| place.from_vec(x, s).unwrap();
+        assert_eq!(
+            ints(
+                v(vec![16, 23, 42, 4, 8, 15], &[6])
+                    .sort(0, Direction::Asc)
+                    .unwrap()
+            ),
+            [4, 8, 15, 16, 23, 42]
+        );
+        let t = v(vec![3, 1, 7, 2, 5, 4], &[2, 3]);
+        assert_eq!(ints(t.sort(0, Direction::Asc).unwrap()), [2, 1, 4, 3, 5, 7]);
+        assert_eq!(ints(t.sort(1, Direction::Asc).unwrap()), [1, 3, 7, 2, 4, 5]);
+        let cube = v(
+            vec![4, 5, 2, 2, 5, 3, 5, 0, 2, 1, 9, 8, 2, 1, 3, 2, 1, 4],
+            &[2, 3, 3],
+        );
+        assert_eq!(
+            ints(cube.sort(0, Direction::Asc).unwrap()),
+            [1, 5, 2, 2, 1, 3, 2, 0, 2, 4, 9, 8, 2, 5, 3, 5, 1, 4]
+        );
+        assert_eq!(
+            ints(cube.sort(1, Direction::Asc).unwrap()),
+            [2, 0, 2, 4, 5, 2, 5, 5, 3, 1, 1, 3, 2, 1, 4, 2, 9, 8]
+        );
+        assert_eq!(
+            ints(cube.sort(2, Direction::Asc).unwrap()),
+            [2, 4, 5, 2, 3, 5, 0, 2, 5, 1, 8, 9, 1, 2, 3, 1, 2, 4]
+        );
+        let specials = f(vec![f32::NAN, f32::NEG_INFINITY, 0.0, f32::INFINITY], &[4]);
+        same(
+            floats(specials.sort(0, Direction::Asc).unwrap()),
+            &[f32::NEG_INFINITY, 0.0, f32::INFINITY, f32::NAN],
+        );
+        same(
+            floats(specials.sort(0, Direction::Desc).unwrap()),
+            &[f32::NAN, f32::INFINITY, 0.0, f32::NEG_INFINITY],
+        );
+
+        assert_eq!(
+            ints(
+                v(vec![16, 23, 42, 4, 8, 15], &[6])
+                    .argsort(0, Direction::Asc)
+                    .unwrap()
+            ),
+            [3, 4, 5, 0, 1, 2]
+        );
+        assert_eq!(
+            ints(t.argsort(0, Direction::Asc).unwrap()),
+            [1, 0, 1, 0, 1, 0]
+        );
+        assert_eq!(
+            ints(t.argsort(1, Direction::Asc).unwrap()),
+            [1, 0, 2, 0, 2, 1]
+        );
+        let unsigned = t.argsort_as(1, Direction::Asc, DType::U8).unwrap();
+        assert_eq!(unsigned.to_vec::<u8>().unwrap(), [1, 0, 2, 0, 2, 1]);
+        assert_eq!(
+            ints(cube.argsort(0, Direction::Asc).unwrap()),
+            [1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 1, 1, 0, 1, 0, 1, 1]
+        );
+        assert_eq!(
+            ints(cube.argsort(1, Direction::Asc).unwrap()),
+            [1, 2, 0, 0, 0, 2, 2, 1, 1, 0, 1, 1, 1, 2, 2, 2, 0, 0]
+        );
+        let specials = f(vec![f32::NAN, f32::NEG_INFINITY, f32::INFINITY, 0.0], &[4]);
+        assert_eq!(
+            ints(specials.argsort(0, Direction::Asc).unwrap()),
+            [1, 3, 2, 0]
+        );
+        assert_eq!(
+            ints(specials.argsort(0, Direction::Desc).unwrap()),
+            [0, 2, 3, 1]
+        );
+
+        let (values, indices) = v(vec![1, 2, 3, 4, 5], &[5]).top_k(2).unwrap();
+        assert_eq!((ints(values), ints(indices)), (vec![5, 4], vec![4, 3]));
+        let (values, indices) = f(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])
+            .top_k(1)
+            .unwrap();
+        assert_eq!(values.shape(), &[2, 1]);
+        assert_eq!(
+            (floats(values), ints(indices)),
+            (vec![3.0, 6.0], vec![2, 2])
+        );
+        let (values, indices) = specials.top_k(3).unwrap();
+        same(floats(values), &[f32::NAN, f32::INFINITY, 0.0]);
+        assert_eq!(ints(indices), [0, 2, 3]);
+        let err = v(vec![1, 2, 3, 4, 5], &[5])
+            .top_k(6)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("size=5 and k=6"), "{err}");
+        let err = v(vec![1], &[]).top_k(1).unwrap_err().to_string();
+        assert!(err.contains("at least rank 1"), "{err}");
+
+        let scalar = |t: Tensor| (t.dtype(), t.shape().to_vec(), t.to_f64_vec().unwrap());
+        assert_eq!(
+            scalar(v(vec![42], &[]).median(None, false).unwrap()),
+            (DType::S32, vec![], vec![42.0])
+        );
+        assert_eq!(
+            scalar(v(vec![1, 2, 3], &[3]).median(None, false).unwrap()),
+            (DType::S32, vec![], vec![2.0])
+        );
+        assert_eq!(
+            scalar(v(vec![1, 2], &[2]).median(None, false).unwrap()),
+            (DType::F32, vec![], vec![1.5])
+        );
+        let iota = place.iota(DType::S32, &[2, 3, 3], None).unwrap();
+        assert_eq!(scalar(iota.median(None, false).unwrap()).2, [8.5]);
+        let m = v(vec![1, 2, 3, 4, 5, 6], &[2, 3]);
+        assert_eq!(
+            scalar(m.median(Some(0), false).unwrap()),
+            (DType::F32, vec![3], vec![2.5, 3.5, 4.5])
+        );
+        assert_eq!(
+            scalar(m.median(Some(1), false).unwrap()),
+            (DType::S32, vec![2], vec![2.0, 5.0])
+        );
+        let iota = place.iota(DType::S32, &[2, 2, 3], None).unwrap();
+        assert_eq!(
+            scalar(iota.median(Some(0), false).unwrap()),
+            (DType::F32, vec![2, 3], vec![3.0, 4.0, 5.0, 6.0, 7.0, 8.0])
+        );
+        let t3 = v(vec![1, 2, 2, 3, 4, 2, 4, 5, 2, 7, 9, 2], &[2, 2, 3]);
+        assert_eq!(
+            scalar(t3.median(Some(-1), false).unwrap()),
+            (DType::S32, vec![2, 2], vec![2.0, 3.0, 4.0, 7.0])
+        );
+        assert_eq!(t3.median(Some(-1), true).unwrap().shape(), &[2, 2, 1]);
+
+        assert_eq!(
+            scalar(v(vec![42], &[]).mode(None, false).unwrap()).2,
+            [42.0]
+        );
+        assert_eq!(
+            scalar(v(vec![1], &[1, 1]).mode(None, false).unwrap()),
+            (DType::S32, vec![], vec![1.0])
+        );
+        assert_eq!(
+            scalar(v(vec![1, 2, 2, 3, 5], &[5]).mode(None, false).unwrap()).2,
+            [2.0]
+        );
+        let two = v(vec![1, 2, 2, 3, 5, 1, 1, 76, 8, 1], &[2, 5]);
+        assert_eq!(scalar(two.mode(None, false).unwrap()).2, [1.0]);
+        assert_eq!(
+            scalar(two.mode(Some(0), false).unwrap()),
+            (DType::S32, vec![5], vec![1.0, 1.0, 2.0, 3.0, 1.0])
+        );
+        assert_eq!(scalar(two.mode(Some(1), false).unwrap()).2, [2.0, 1.0]);
+        assert_eq!(
+            scalar(v(vec![1], &[1, 1, 1]).mode(Some(1), false).unwrap()),
+            (DType::S32, vec![1, 1], vec![1.0])
+        );
+        assert_eq!(two.mode(Some(1), true).unwrap().shape(), &[2, 1]);
+    }
+}
+
+/// `Nx.take_along_axis`, `gather`, `indexed_add` and `indexed_put`: the documented examples,
+/// type promotion and error cases, on every device.
+#[test]
+fn indexed_ops_follow_nx_documented_examples() {
+    let ints = |t: Tensor| {
+        assert_eq!(t.dtype(), DType::S32, "{t:?}");
+        t.to_vec::<i32>().unwrap()
+    };
+    for d in devices() {
+        let place = on(d);
+        let v = |x: Vec<i32>, s: &[usize]| place.from_vec(x, s).unwrap();
+        let t = v(vec![1, 2, 3, 4, 5, 6], &[2, 3]);
+        let idx = v(vec![0, 0, 2, 2, 1, 1, 2, 2, 1, 1, 0, 0], &[2, 6]);
+        assert_eq!(
+            ints(t.take_along_axis(&idx, 1).unwrap()),
+            [1, 1, 3, 3, 2, 2, 6, 6, 5, 5, 4, 4]
+        );
+        let idx = v(vec![0, 1, 1, 1, 0, 0, 0, 1, 0], &[3, 3]);
+        assert_eq!(
+            ints(t.take_along_axis(&idx, 0).unwrap()),
+            [1, 5, 6, 4, 2, 3, 1, 5, 3]
+        );
+        let tensor = v(vec![1, 2, 3, 4, 5, 6], &[1, 3, 2]);
+        let idx1 = tensor.argsort(1, Direction::Desc).unwrap();
+        assert_eq!(ints(idx1.clone()), [2, 2, 1, 1, 0, 0]);
+        assert_eq!(
+            ints(tensor.take_along_axis(&idx1, 1).unwrap()),
+            [5, 6, 3, 4, 1, 2]
+        );
+        let idx2 = tensor.argsort(2, Direction::Desc).unwrap();
+        assert_eq!(ints(idx2.clone()), [1, 0, 1, 0, 1, 0]);
+        assert_eq!(
+            ints(tensor.take_along_axis(&idx2, 2).unwrap()),
+            [2, 1, 4, 3, 6, 5]
+        );
+        let floats_idx = place.from_vec(vec![2.0f32, 1.0, 2.0], &[3, 1]).unwrap();
+        let err = place
+            .iota(DType::S32, &[3, 3], None)
+            .unwrap()
+            .take_along_axis(&floats_idx, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("indices must be an integer tensor"), "{err}");
+
+        let t = v(vec![1, 2, 3, 4], &[2, 2]);
+        assert_eq!(
+            ints(t.gather(&v(vec![1, 1, 0, 1, 1, 0], &[3, 2]), None).unwrap()),
+            [4, 2, 3]
+        );
+        let g = t
+            .gather(&v(vec![1, 1, 0, 0, 1, 0, 0, 1], &[2, 2, 2]), None)
+            .unwrap();
+        assert_eq!(g.shape(), &[2, 2]);
+        assert_eq!(ints(g), [4, 1, 3, 2]);
+        let t = v(vec![1, 2, 11, 12, 101, 102, 111, 112], &[2, 2, 2]);
+        assert_eq!(
+            ints(
+                t.gather(&v(vec![0, 0, 0, 0, 1, 1, 1, 1, 1], &[3, 3]), None)
+                    .unwrap()
+            ),
+            [1, 12, 112]
+        );
+        let t = v(vec![1, 2, 3, 3, 4, 5], &[2, 3]);
+        let g = t.gather(&v(vec![1, 0], &[2, 1]), None).unwrap();
+        assert_eq!(g.shape(), &[2, 3]);
+        assert_eq!(ints(g), [3, 4, 5, 1, 2, 3]);
+        let t = v(vec![1, 2, 3, 4, 5, 6], &[2, 3]);
+        let g = t.gather(&v(vec![1, 0, 2, 1], &[4, 1]), Some(&[1])).unwrap();
+        assert_eq!(g.shape(), &[4, 2]);
+        assert_eq!(ints(g), [2, 5, 1, 4, 3, 6, 2, 5]);
+        let t = place.iota(DType::S32, &[2, 1, 3], None).unwrap();
+        let g = t.gather(&v(vec![1, 0, 2], &[1, 3, 1]), Some(&[2])).unwrap();
+        assert_eq!(g.shape(), &[1, 3, 2, 1]);
+        assert_eq!(ints(g), [1, 4, 0, 3, 2, 5]);
+        let err = v(vec![1, 2, 3, 4], &[2, 2])
+            .gather(&place.from_vec(vec![0.0f32, 0.0], &[1, 2]).unwrap(), None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("indices must be an integer tensor"), "{err}");
+        let err = place
+            .iota(DType::S32, &[3], None)
+            .unwrap()
+            .gather(&v(vec![0], &[]), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("expected indices rank to be at least 1"),
+            "{err}"
+        );
+        // Reads clamp each index to its axis, as Nx and XLA do.
+        assert_eq!(
+            ints(t.gather(&v(vec![5, -3, 9], &[1, 3]), None).unwrap()),
+            [5]
+        );
+
+        let col = v(vec![1, 2], &[2, 1]);
+        assert_eq!(
+            ints(col.indexed_add(&v(vec![1, 0], &[2]), 8, None).unwrap()),
+            [1, 10]
+        );
+        let iota = place.iota(DType::S32, &[1, 2, 3], None).unwrap();
+        let indices = v(vec![0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 2, 0, 1, 2], &[5, 3]);
+        let added = iota
+            .indexed_add(&indices, &v(vec![1, 3, 1, -2, 5], &[5]), None)
+            .unwrap();
+        assert_eq!(ints(added), [2, 1, 0, 3, 7, 10]);
+        let one_f = place.from_vec(vec![1.0f32], &[1]).unwrap();
+        let twice = v(vec![0, 0], &[2, 1]);
+        let promoted = one_f
+            .indexed_add(&twice, &v(vec![1, 1], &[2]), None)
+            .unwrap();
+        assert_eq!(
+            (promoted.dtype(), promoted.to_vec::<f32>().unwrap()),
+            (DType::F32, vec![3.0])
+        );
+        let floats = place.from_vec(vec![1.0f32, 1.0], &[2]).unwrap();
+        let promoted = v(vec![1], &[1]).indexed_add(&twice, &floats, None).unwrap();
+        assert_eq!(
+            (promoted.dtype(), promoted.to_vec::<f32>().unwrap()),
+            (DType::F32, vec![3.0])
+        );
+        let wide = place.from_vec(vec![1i64, 1], &[2]).unwrap();
+        let promoted = v(vec![1], &[1]).indexed_add(&twice, &wide, None).unwrap();
+        assert_eq!(
+            (promoted.dtype(), promoted.to_vec::<i64>().unwrap()),
+            (DType::S64, vec![3])
+        );
+        let err = col
+            .indexed_add(&v(vec![1, 2, 3], &[1, 1, 3]), &v(vec![0], &[1]), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("indices must be a rank 1 or 2 tensor, got: 3"),
+            "{err}"
+        );
+        let err = col
+            .indexed_add(&v(vec![1, 2], &[1, 2]), &v(vec![0, 1], &[2]), None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("leading axis of indices"), "{err}");
+        let err = v(vec![1, 2, 3], &[1, 3])
+            .indexed_add(&v(vec![0], &[1, 1]), &v(vec![1, 2, 3, 4, 5], &[1, 5]), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("must be less than or equal to the axis"),
+            "{err}"
+        );
+
+        assert_eq!(
+            ints(col.indexed_put(&v(vec![1, 0], &[2]), 10, None).unwrap()),
+            [1, 10]
+        );
+        let zeros = v(vec![0, 0, 0], &[3]);
+        let put = zeros
+            .indexed_put(&v(vec![1, 2], &[2, 1]), &v(vec![2, 4], &[2]), None)
+            .unwrap();
+        assert_eq!(ints(put), [0, 2, 4]);
+        let indices = v(vec![0, 0, 0, 0, 1, 1, 0, 0, 2], &[3, 3]);
+        let put = iota
+            .indexed_put(&indices, &v(vec![1, 3, -2], &[3]), None)
+            .unwrap();
+        assert_eq!(ints(put), [1, 1, -2, 3, 3, 5]);
+        let t = place.iota(DType::S32, &[1, 3, 2], None).unwrap();
+        let put = t
+            .indexed_put(
+                &v(vec![0, 0, 0, 2], &[2, 2]),
+                &v(vec![0, 10, 40, 50], &[2, 2]),
+                None,
+            )
+            .unwrap();
+        assert_eq!(ints(put), [0, 10, 2, 3, 40, 50]);
+        let put = iota
+            .indexed_put(
+                &v(vec![0, 0, 0, 2], &[2, 2]),
+                &v(vec![0, 30, 20, 50], &[2, 2]),
+                Some(&[0, 2]),
+            )
+            .unwrap();
+        assert_eq!(ints(put), [0, 1, 20, 30, 4, 50]);
+        let err = iota
+            .indexed_put(&v(vec![0, 1, 2], &[1, 3]), 10, Some(&[1, 0, 2]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(":axes must be an ordered list"), "{err}");
+        // An update whose indices fall outside the target is skipped, as in XLA.
+        let skipped = zeros
+            .indexed_add(&v(vec![3, -1, 1], &[3, 1]), &v(vec![7, 7, 7], &[3]), None)
+            .unwrap();
+        assert_eq!(ints(skipped), [0, 7, 0]);
     }
 }

@@ -11,7 +11,8 @@ use crate::element::Element;
 use crate::error::Result;
 use crate::host_vec::HostVec;
 use crate::ir::fused::Fused;
-use crate::ir::{ArgOp, BinaryOp, MatmulDims, ReduceOp, Strided, UnaryOp};
+use crate::ir::{indexed, sorting};
+use crate::ir::{ArgOp, BinaryOp, MatmulDims, ReduceOp, ScatterMode, Strided, UnaryOp};
 use crate::shape::{numel, strides, unravel, without_axes};
 
 /// The pure-Rust reference backend (`binary`).
@@ -234,6 +235,62 @@ impl Kernels for BinaryBackend {
                         acc = op.combine(acc, v[at(k)]);
                         out[at(k)] = acc;
                     }
+                }
+            }
+            Ok(Element::into_buffer(out))
+        })
+    }
+
+    fn sort(
+        &self,
+        x: &Buffer,
+        shape: &[usize],
+        axis: usize,
+        descending: bool,
+        indices: bool,
+    ) -> Result<Buffer> {
+        let (len, inner) = (shape[axis], shape[axis + 1..].iter().product::<usize>());
+        let lines = numel(shape) / (len * inner).max(1);
+        with_buffer!(x, v => {
+            let mut values = v.to_vec();
+            let mut positions = vec![0i64; if indices { v.len() } else { 0 }];
+            for line in 0..lines {
+                for i in 0..inner {
+                    let at = |k: usize| (line * len + k) * inner + i;
+                    let order = sorting::stable_order(len, descending, |k| v[at(k)]);
+                    for (k, &from) in order.iter().enumerate() {
+                        if indices {
+                            positions[at(k)] = from as i64;
+                        } else {
+                            values[at(k)] = v[at(from)];
+                        }
+                    }
+                }
+            }
+            Ok(if indices { Buffer::S64(positions.into()) } else { Element::into_buffer(values) })
+        })
+    }
+
+    fn gather(&self, x: &Buffer, positions: &Buffer) -> Result<Buffer> {
+        let p = super::positions("gather", positions)?;
+        with_buffer!(x, v => Ok(Element::into_buffer(
+            p.iter().map(|&q| indexed::gathered(v, q)).collect::<Vec<_>>()
+        )))
+    }
+
+    fn scatter(
+        &self,
+        mode: ScatterMode,
+        target: &Buffer,
+        positions: &Buffer,
+        updates: &Buffer,
+    ) -> Result<Buffer> {
+        let p = super::positions("scatter", positions)?;
+        same_dtype!("scatter", target, updates, |t, u| {
+            let mut out = t.to_vec();
+            for (&q, &update) in p.iter().zip(u.iter()) {
+                if let Some(k) = indexed::slot(q, out.len()) {
+                    out[k] = mode.combine(out[k], update);
                 }
             }
             Ok(Element::into_buffer(out))

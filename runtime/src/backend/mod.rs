@@ -126,7 +126,7 @@ use crate::device::Device;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::fused::Fused;
-use crate::ir::{ArgOp, BinaryOp, MatmulDims, Op, ReduceOp, Strided, UnaryOp};
+use crate::ir::{ArgOp, BinaryOp, MatmulDims, Op, ReduceOp, ScatterMode, Strided, UnaryOp};
 
 /// The backend contract: what a place of computation does with memory of its own kind.
 ///
@@ -204,6 +204,27 @@ pub trait Kernels {
         shape: &[usize],
         axis: usize,
         reverse: bool,
+    ) -> Result<Self::Buffer>;
+    /// Every line along `axis` of `x` of `shape` sorted (`ir::sorting`), or with `indices`
+    /// the positions (s64) the sorted entries came from, in a stable order.
+    fn sort(
+        &self,
+        x: &Self::Buffer,
+        shape: &[usize],
+        axis: usize,
+        descending: bool,
+        indices: bool,
+    ) -> Result<Self::Buffer>;
+    /// The entries of `x` (flat) at the s64 `positions` (`ir::indexed::gathered`).
+    fn gather(&self, x: &Self::Buffer, positions: &Self::Buffer) -> Result<Self::Buffer>;
+    /// A copy of `target` with `updates` combined in at the s64 `positions` (those outside
+    /// skipped).
+    fn scatter(
+        &self,
+        mode: ScatterMode,
+        target: &Self::Buffer,
+        positions: &Self::Buffer,
+        updates: &Self::Buffer,
     ) -> Result<Self::Buffer>;
     /// Elementwise `op` of one operand.
     fn unary(&self, op: UnaryOp, x: &Self::Buffer) -> Result<Self::Buffer>;
@@ -292,6 +313,23 @@ pub fn route<K: Kernels + ?Sized>(kernels: &K, op: &Op, given: &[&K::Buffer]) ->
             let [x] = op_inputs(op, given)?;
             kernels.cumulative(*r, x, shape, *axis, *reverse)
         }
+        Op::Sort {
+            shape,
+            axis,
+            descending,
+            indices,
+        } => {
+            let [x] = op_inputs(op, given)?;
+            kernels.sort(x, shape, *axis, *descending, *indices)
+        }
+        Op::Gather { .. } => {
+            let [x, p] = op_inputs(op, given)?;
+            kernels.gather(x, p)
+        }
+        Op::Scatter(mode) => {
+            let [t, p, u] = op_inputs(op, given)?;
+            kernels.scatter(*mode, t, p, u)
+        }
         Op::Cast(to) => {
             let [x] = op_inputs(op, given)?;
             kernels.cast(x, *to)
@@ -350,6 +388,17 @@ pub fn route<K: Kernels + ?Sized>(kernels: &K, op: &Op, given: &[&K::Buffer]) ->
 
 /// The u8 elements of a select's predicate (the frontend makes it u8; anything else is a
 /// frontend bug, reported).
+/// The s64 positions of a gather or scatter (the frontend converts them).
+pub(crate) fn positions<'a>(op: &'static str, positions: &'a Buffer) -> Result<&'a [i64]> {
+    match positions {
+        Buffer::S64(p) => Ok(p),
+        other => Err(Error::InvalidArgument {
+            op,
+            message: format!("internal: {} positions reached the backend", other.dtype()),
+        }),
+    }
+}
+
 pub(crate) fn predicate(pred: &Buffer) -> Result<&[u8]> {
     match pred {
         Buffer::U8(p) => Ok(p),

@@ -7,9 +7,12 @@
 
 pub mod elementwise;
 pub mod fused;
+pub mod indexed;
+pub mod sorting;
 pub mod stepwise;
 
 pub use elementwise::{ArgOp, BinaryOp, MatmulDims, ReduceOp, Strided, UnaryOp};
+pub use indexed::ScatterMode;
 
 use crate::dtype::DType;
 use crate::shape::{numel, without_axes};
@@ -76,6 +79,31 @@ pub enum Op {
         /// Scan from the last entry back.
         reverse: bool,
     },
+    /// The entries of every line along `axis` of an input of `shape` in order
+    /// ([`sorting::in_direction`]: NaN after every number), or with `indices` the positions
+    /// they came from along the axis, as s64, in a stable order (ties keep their order).
+    /// Input: x.
+    Sort {
+        /// The input's (and the result's) shape.
+        shape: Vec<usize>,
+        /// The axis sorted.
+        axis: usize,
+        /// Largest first.
+        descending: bool,
+        /// The positions (s64) instead of the values.
+        indices: bool,
+    },
+    /// The entries of x (read flat) at the s64 `positions` ([`indexed::gathered`]: 0 where a
+    /// position is outside x); the result has the positions' element count. Inputs: x,
+    /// positions.
+    Gather {
+        /// How many positions (the result's element count).
+        count: usize,
+    },
+    /// A copy of target (read flat) with each update combined into it at its s64 position
+    /// ([`ScatterMode`]); positions outside target are skipped. Inputs: target, positions,
+    /// updates (one per position, target's dtype).
+    Scatter(ScatterMode),
     /// Materialises a strided view into a new contiguous buffer. Input: x.
     CopyStrided {
         /// How the input is read.
@@ -137,6 +165,11 @@ impl Op {
             Op::Matmul(_) => "dot",
             Op::CopyStrided { .. } => "copy",
             Op::Take { .. } => "take",
+            Op::Sort { indices: false, .. } => "sort",
+            Op::Sort { indices: true, .. } => "argsort",
+            Op::Gather { .. } => "gather",
+            Op::Scatter(ScatterMode::Add) => "indexed_add",
+            Op::Scatter(ScatterMode::Put) => "indexed_put",
             Op::Concatenate { .. } => "concatenate",
             Op::PutSlice { .. } => "put_slice",
             Op::Fused(_) => "fused",
@@ -146,7 +179,8 @@ impl Op {
     /// How many inputs the op takes.
     pub fn arity(&self) -> usize {
         match self {
-            Op::Binary { .. } | Op::Matmul(_) | Op::PutSlice { .. } => 2,
+            Op::Binary { .. } | Op::Matmul(_) | Op::PutSlice { .. } | Op::Gather { .. } => 2,
+            Op::Scatter(_) => 3,
             Op::Concatenate { shapes, .. } => shapes.len(),
             Op::Select { .. } => 3,
             Op::Fused(f) => f.inputs.len(),
@@ -159,7 +193,7 @@ impl Op {
         match self {
             Op::Binary { op, .. } if op.is_comparison() => DType::U8,
             Op::Cast(to) => *to,
-            Op::ArgReduce { .. } => DType::S64,
+            Op::ArgReduce { .. } | Op::Sort { indices: true, .. } => DType::S64,
             Op::Fused(f) => f.out_dtype(),
             _ => input,
         }
@@ -174,7 +208,13 @@ impl Op {
             Op::Binary { out_shape, .. }
             | Op::CopyStrided { out_shape, .. }
             | Op::Select { out_shape, .. } => numel(out_shape),
-            Op::Unary(_) | Op::Cast(_) | Op::PutSlice { .. } | Op::Cumulative { .. } => input_len,
+            Op::Unary(_)
+            | Op::Cast(_)
+            | Op::PutSlice { .. }
+            | Op::Cumulative { .. }
+            | Op::Sort { .. }
+            | Op::Scatter(_) => input_len,
+            Op::Gather { count } => *count,
             Op::Reduce { shape, axes, .. } => without(shape, axes),
             Op::ArgReduce { shape, axis, .. } => without(shape, &[*axis]),
             Op::Matmul(d) => numel(&[d.batch, d.m, d.n]),

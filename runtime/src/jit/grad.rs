@@ -116,7 +116,7 @@ fn stops_gradient(op: &Op) -> bool {
             op,
             UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round
         ),
-        Op::ArgReduce { .. } => true,
+        Op::ArgReduce { .. } | Op::Sort { indices: true, .. } => true,
         _ => false,
     }
 }

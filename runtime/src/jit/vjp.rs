@@ -14,7 +14,8 @@ use crate::create::on;
 use crate::device::Device;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ir::{BinaryOp, MatmulDims, Op, ReduceOp, Strided, UnaryOp};
+use crate::ir::{BinaryOp, MatmulDims, Op, ReduceOp, ScatterMode, Strided, UnaryOp};
+use crate::ops::sort::Direction;
 use crate::shape::{numel, strides};
 use crate::tensor::Tensor;
 
@@ -125,7 +126,40 @@ pub(crate) fn vjp(op: &Op, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<Ten
             };
             Ok(vec![gx, gu])
         }
-        Op::ArgReduce { .. } => Ok(vec![None]),
+        Op::Sort {
+            shape,
+            axis,
+            descending,
+            indices: false,
+        } => Ok(vec![Some(sort(shape, *axis, *descending, site, g)?)]),
+        Op::Gather { .. } => {
+            // Each read entry's gradient lands where it was read from (0 for positions outside,
+            // which read nothing).
+            let (x, positions) = (site.input(0)?, site.input(1)?);
+            let gx =
+                site.zeros(g.dtype(), x.shape())?
+                    .scatter_flat(ScatterMode::Add, positions, g)?;
+            Ok(vec![Some(gx), None])
+        }
+        Op::Scatter(mode) => {
+            let positions = site.input(1)?;
+            let gt = if !site.wants(0) {
+                None
+            } else if *mode == ScatterMode::Add {
+                Some(g.clone())
+            } else {
+                // A put overwrites: the target's entries there no longer reach the result.
+                let hole = site.zeros(g.dtype(), positions.shape())?;
+                Some(g.scatter_flat(ScatterMode::Put, positions, &hole)?)
+            };
+            let gu = if site.wants(2) {
+                Some(g.gather_flat(positions)?)
+            } else {
+                None
+            };
+            Ok(vec![gt, None, gu])
+        }
+        Op::ArgReduce { .. } | Op::Sort { indices: true, .. } => Ok(vec![None]),
         Op::Fused(_) => Err(internal("a fused region in a trace being differentiated")),
     }
 }
@@ -284,6 +318,28 @@ fn select(
 /// other way. A running product's slope in `x[i]` is `Σ_{j ≥ i} g[j] out[j] / x[i]`, exact
 /// where no `x` is 0 (at a 0 it is not finite). Running max and min are not differentiated
 /// yet: an error says so rather than a wrong gradient.
+/// A sort moves entries: each sorted entry's gradient goes back to where it came from (the
+/// positions a stable argsort gives, which agree with the sort up to ties, and tied entries
+/// are equal, so either order gives the same gradient).
+fn sort(
+    shape: &[usize],
+    axis: usize,
+    descending: bool,
+    site: &Site<'_>,
+    g: &Tensor,
+) -> Result<Tensor> {
+    let x = site.input(0)?.reshape(shape)?;
+    let direction = if descending {
+        Direction::Desc
+    } else {
+        Direction::Asc
+    };
+    let order = x.argsort_as(axis as isize, direction, DType::S64)?;
+    let positions = x.along_axis_positions(&order, axis)?;
+    site.zeros(g.dtype(), shape)?
+        .scatter_flat(ScatterMode::Add, &positions, &g.reshape(shape)?)
+}
+
 fn cumulative(
     op: ReduceOp,
     shape: &[usize],

@@ -10,16 +10,19 @@
 //! composed of them), `logical.rs` (logical ops, `is_nan`, `clip`, `all_close`), `matmul.rs`
 //! (`dot`), `shape.rs` (reshape, flatten, transpose, tile, reverse, slices, splits, joins,
 //! gathers, batches), `pad.rs` (`pad`, `pad_outer`, `reflect`), `cumulative.rs` (scans and
-//! `diff`). This file holds
+//! `diff`), `sort.rs` (`sort`, `argsort`, `top_k`, `median`, `mode`), `indexed.rs`
+//! (`take_along_axis`, `gather`, `indexed_add`, `indexed_put` by flat positions). This file holds
 //! what they share: operands, number literals, and `run`.
 
 mod cumulative;
 mod elementwise;
+mod indexed;
 mod logical;
 mod matmul;
 pub(crate) mod pad;
 mod reduce;
 pub(crate) mod shape;
+pub(crate) mod sort;
 
 use crate::device::Device;
 use crate::dtype::DType;

@@ -524,6 +524,94 @@ __device__ void scan_carry_body(index_t lines, index_t len, index_t chunk, index
     }
 }
 
+// ---- sorting (Nx's order, as `ir/sorting.rs`: NaN after every number, first descending) ----
+
+template <typename T> __device__ __forceinline__ bool sort_before(T a, T b, int descending) {
+    if (descending) { T t = a; a = b; b = t; }
+    return !is_nan(a) && (is_nan(b) || a < b);
+}
+
+// Entry k of line l, the lines of [outer, len, inner] running along the middle axis.
+__device__ __forceinline__ index_t line_at(index_t l, index_t len, index_t inner, index_t k) {
+    return (l / inner) * len * inner + l % inner + k * inner;
+}
+
+// One compare-exchange step of a bitonic sort of every line, each padded to `width` (a power
+// of two) with entries that come after all others and so never move: a pair whose second
+// entry is padding is skipped. `flip` (the first step of merging blocks of `size`) pairs
+// entry i of a block with its mirror image, which leaves every block ascending, so the
+// padding stays at the end; the other steps pair entries `half` apart. With positions, ties
+// go by position: the order is total and the result is the stable one, as argsort promises.
+// One launch per step keeps each thread's work independent of the others'.
+template <typename T>
+__device__ void sort_step_body(index_t lines, index_t len, index_t inner, index_t width,
+                               index_t size, index_t half, int flip, int descending, T* keys,
+                               s64* pos) {
+    index_t pairs = width / 2;
+    GRID_STRIDE(t, lines * pairs) {
+        index_t l = t / pairs, q = t % pairs, a, b;
+        if (flip) {
+            index_t block = q / (size / 2), i = q % (size / 2);
+            a = block * size + i;
+            b = block * size + size - 1 - i;
+        } else {
+            a = (q / half) * 2 * half + q % half;
+            b = a + half;
+        }
+        if (b >= len) continue;
+        index_t pa = line_at(l, len, inner, a), pb = line_at(l, len, inner, b);
+        T ka = keys[pa], kb = keys[pb];
+        bool swap = sort_before(kb, ka, descending);
+        if (pos) {
+            s64 ia = pos[pa], ib = pos[pb];
+            swap = swap || (!sort_before(ka, kb, descending) && ib < ia);
+            if (swap) { pos[pa] = ib; pos[pb] = ia; }
+        }
+        if (swap) { keys[pa] = kb; keys[pb] = ka; }
+    }
+}
+
+// ---- gathers and scatters by flat position (`ir/indexed.rs`) -------------------------------
+
+template <typename T>
+__device__ void gather_body(index_t n, index_t len, const s64* pos, const T* x, T* out) {
+    GRID_STRIDE(i, n) {
+        s64 p = pos[i];
+        out[i] = (p >= 0 && (index_t)p < len) ? x[p] : (T)0;
+    }
+}
+
+template <typename T> __device__ __forceinline__ void atomic_add(T* at, T v) { atomicAdd(at, v); }
+template <> __device__ __forceinline__ void atomic_add<s64>(s64* at, s64 v) {
+    // Two's complement: the unsigned sum wraps as the signed one does.
+    atomicAdd((unsigned long long*)at, (unsigned long long)v);
+}
+// No byte-wide atomics: a compare-and-swap on the aligned word holding the byte, changing
+// only that byte (allocations are aligned to 256 bytes, so the word is inside one).
+template <> __device__ __forceinline__ void atomic_add<u8>(u8* at, u8 v) {
+    unsigned int* word = (unsigned int*)((unsigned long long)at & ~3ull);
+    unsigned int shift = (unsigned int)((unsigned long long)at & 3ull) * 8u;
+    unsigned int old = *word, seen;
+    do {
+        seen = old;
+        unsigned int byte = ((seen >> shift) + v) & 0xffu;
+        old = atomicCAS(word, seen, (seen & ~(0xffu << shift)) | (byte << shift));
+    } while (old != seen);
+}
+
+// Each update joins the output (already a copy of the target) at its position; positions
+// outside are skipped. Adds are atomic, so repeated positions add up (in no fixed order).
+template <typename T>
+__device__ void scatter_body(index_t n, index_t len, int add, const s64* pos, const T* upd,
+                             T* out) {
+    GRID_STRIDE(i, n) {
+        s64 p = pos[i];
+        if (p < 0 || (index_t)p >= len) continue;
+        if (add) atomic_add(out + p, upd[i]);
+        else out[p] = upd[i];
+    }
+}
+
 #define CUMULATIVE_KERNEL(NAME, OP, T) \
     extern "C" __global__ void NAME(index_t lines, index_t len, index_t inner, int reverse, \
                                     const T* x, T* out) { \
@@ -567,4 +655,23 @@ __device__ void scan_carry_body(index_t lines, index_t len, index_t chunk, index
         take_body<T>(total, len, inner, count, idx, x, out); } \
     extern "C" __global__ void place_rows_##T(index_t n, index_t part_row, index_t out_row, \
                                               index_t offset, const T* x, T* out) { \
-        place_rows_body<T>(n, part_row, out_row, offset, x, out); }
+        place_rows_body<T>(n, part_row, out_row, offset, x, out); } \
+    extern "C" __global__ void sort_step_##T(index_t lines, index_t len, index_t inner, \
+                                             index_t width, index_t size, index_t half, int flip, \
+                                             int descending, T* keys) { \
+        sort_step_body<T>(lines, len, inner, width, size, half, flip, descending, keys, 0); } \
+    extern "C" __global__ void argsort_step_##T(index_t lines, index_t len, index_t inner, \
+                                                index_t width, index_t size, index_t half, \
+                                                int flip, int descending, T* keys, s64* pos) { \
+        sort_step_body<T>(lines, len, inner, width, size, half, flip, descending, keys, pos); } \
+    extern "C" __global__ void gather_##T(index_t n, index_t len, const s64* pos, const T* x, \
+                                          T* out) { \
+        gather_body<T>(n, len, pos, x, out); } \
+    extern "C" __global__ void scatter_##T(index_t n, index_t len, int add, const s64* pos, \
+                                           const T* upd, T* out) { \
+        scatter_body<T>(n, len, add, pos, upd, out); }
+// The positions an argsort starts from: entry k of every line is k.
+#define SORT_POSITIONS_KERNEL \
+    extern "C" __global__ void sort_positions(index_t lines, index_t len, index_t inner, \
+                                              s64* pos) { \
+        GRID_STRIDE(i, lines * len) { pos[line_at(i / len, len, inner, i % len)] = (s64)(i % len); } }

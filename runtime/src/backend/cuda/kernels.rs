@@ -93,10 +93,29 @@ pub fn cumulative_name(op: ReduceOp, dtype: DType) -> String {
     format!("cumulative_{}_{dtype}", reduce_op_name(op))
 }
 
-/// The kernel for a layout operation (`copy_strided`, `scatter_strided`, `take`, `place_rows`)
+/// The kernel for a layout operation (`copy_strided`, `scatter_strided`, `take`, `place_rows`,
+/// `select`, `sort_step`, `argsort_step`, `gather`, `scatter`)
 /// or the integer matmul (`matmul`) on `dtype`.
 pub fn named(kind: &str, dtype: DType) -> String {
     format!("{kind}_{dtype}")
+}
+
+/// The steps of the bitonic sort network over lines padded to `width` (a power of two), as
+/// `sort_step`'s `(size, half, flip)` arguments: for each block size, the mirror step, then
+/// the halving ones (`sort_step_body` in kernels.cu).
+pub fn sort_steps(width: u64) -> Vec<(u64, u64, i32)> {
+    let mut steps = Vec::new();
+    let mut size = 2u64;
+    while size <= width {
+        steps.push((size, 0, 1));
+        let mut half = size / 4;
+        while half >= 1 {
+            steps.push((size, half, 0));
+            half /= 2;
+        }
+        size = size.saturating_mul(2);
+    }
+    steps
 }
 
 /// The full source handed to NVRTC: the bodies plus one instantiation per kernel name above.
@@ -144,6 +163,7 @@ pub fn source() -> String {
         }
         s.push_str(&format!("LAYOUT_KERNELS({dtype})\n"));
     }
+    s.push_str("SORT_POSITIONS_KERNEL\n");
     s
 }
 
@@ -175,10 +195,15 @@ pub fn all_names() -> Vec<String> {
             "take",
             "place_rows",
             "select",
+            "sort_step",
+            "argsort_step",
+            "gather",
+            "scatter",
         ] {
             names.push(named(kind, dtype));
         }
     }
+    names.push("sort_positions".into());
     names
 }
 

@@ -46,7 +46,7 @@ use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::ir::fused::Fused;
-use crate::ir::{ArgOp, BinaryOp, MatmulDims, Op, ReduceOp, Strided, UnaryOp};
+use crate::ir::{ArgOp, BinaryOp, MatmulDims, Op, ReduceOp, ScatterMode, Strided, UnaryOp};
 use crate::shape::{numel, strides};
 
 /// Opens the NVRTC at `path` (`libnvrtc.so.12` or `.13`), as the backend would: the tests
@@ -478,6 +478,99 @@ impl Kernels for CudaBackend {
             CudaData::from(o)
         });
         Ok(out(x.ordinal, n, data))
+    }
+
+    fn sort(
+        &self,
+        x: &CudaBuffer,
+        shape: &[usize],
+        axis: usize,
+        descending: bool,
+        indices: bool,
+    ) -> Result<CudaBuffer> {
+        let op = if indices { "argsort" } else { "sort" };
+        let dev = device::device(x.ordinal)?;
+        let n = x.len();
+        let len = shape[axis] as u64;
+        let inner = numel(&shape[axis + 1..]) as u64;
+        let lines = (n as u64).checked_div(len).unwrap_or(0);
+        let width = len.max(1).next_power_of_two();
+        let threads = (lines * (width / 2)) as usize;
+        let desc = i32::from(descending);
+        let steps = kernels::sort_steps(width);
+        let data = with_dtype!(x.dtype(), T => {
+            let src = typed::<T>(op, x)?;
+            let mut keys = dev.alloc::<T>(n, shape)?;
+            if n > 0 {
+                dev.stream.memcpy_dtod(src, &mut keys).map_err(|e| dev.error(op, e))?;
+            }
+            if indices {
+                let mut pos = dev.alloc::<i64>(n, shape)?;
+                if n > 0 {
+                    launch!(dev, "sort_positions", elementwise_config(n); &lines, &len, &inner, &mut pos);
+                    let name = kernels::named("argsort_step", T::DTYPE);
+                    for (size, half, flip) in &steps {
+                        launch!(dev, name, elementwise_config(threads); &lines, &len, &inner, &width, size, half, flip, &desc, &mut keys, &mut pos);
+                    }
+                }
+                CudaData::from(pos)
+            } else {
+                if n > 0 {
+                    let name = kernels::named("sort_step", T::DTYPE);
+                    for (size, half, flip) in &steps {
+                        launch!(dev, name, elementwise_config(threads); &lines, &len, &inner, &width, size, half, flip, &desc, &mut keys);
+                    }
+                }
+                CudaData::from(keys)
+            }
+        });
+        Ok(out(x.ordinal, n, data))
+    }
+
+    fn gather(&self, x: &CudaBuffer, positions: &CudaBuffer) -> Result<CudaBuffer> {
+        let dev = device::device(x.ordinal)?;
+        let n = positions.len();
+        let (nn, len) = (n as u64, x.len() as u64);
+        let pos = typed::<i64>("gather", positions)?;
+        let data = with_dtype!(x.dtype(), T => {
+            let src = typed::<T>("gather", x)?;
+            let mut o = dev.alloc::<T>(n, &[n])?;
+            if n > 0 {
+                launch!(dev, kernels::named("gather", T::DTYPE), elementwise_config(n); &nn, &len, pos, src, &mut o);
+            }
+            CudaData::from(o)
+        });
+        Ok(out(x.ordinal, n, data))
+    }
+
+    fn scatter(
+        &self,
+        mode: ScatterMode,
+        target: &CudaBuffer,
+        positions: &CudaBuffer,
+        updates: &CudaBuffer,
+    ) -> Result<CudaBuffer> {
+        let op = match mode {
+            ScatterMode::Add => "indexed_add",
+            ScatterMode::Put => "indexed_put",
+        };
+        let dev = device::device(target.ordinal)?;
+        let (len, n) = (target.len(), positions.len().min(updates.len()));
+        let (nn, ll, add) = (n as u64, len as u64, i32::from(mode == ScatterMode::Add));
+        let pos = typed::<i64>(op, positions)?;
+        let data = with_dtype!(target.dtype(), T => {
+            let src = typed::<T>(op, target)?;
+            let upd = typed::<T>(op, updates)?;
+            let mut o = dev.alloc::<T>(len, &[len])?;
+            if len > 0 {
+                dev.stream.memcpy_dtod(src, &mut o).map_err(|e| dev.error(op, e))?;
+            }
+            if n > 0 && len > 0 {
+                launch!(dev, kernels::named("scatter", T::DTYPE), elementwise_config(n); &nn, &ll, &add, pos, upd, &mut o);
+            }
+            CudaData::from(o)
+        });
+        Ok(out(target.ordinal, len, data))
     }
 
     fn unary(&self, op: UnaryOp, x: &CudaBuffer) -> Result<CudaBuffer> {

@@ -14,16 +14,18 @@ use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::Result;
 use crate::ir::fused::Fused;
-use crate::ir::{ArgOp, BinaryOp, MatmulDims, ReduceOp, Strided, UnaryOp};
+use crate::ir::{ArgOp, BinaryOp, MatmulDims, ReduceOp, ScatterMode, Strided, UnaryOp};
 use crate::shape::{numel, strides, unravel};
 
 mod blas;
 mod fused;
+mod indexed;
 mod loops;
 mod matmul;
 mod parallel;
 mod reduce;
 mod scan;
+mod sort;
 pub use blas::library_name as blas_library;
 #[cfg(target_arch = "x86_64")]
 mod packed_gemm;
@@ -88,6 +90,39 @@ impl Kernels for HostBackend {
         reverse: bool,
     ) -> Result<Buffer> {
         with_buffer!(x, v => Ok(Element::into_buffer(scan::cumulative(op, v, shape, axis, reverse)?)))
+    }
+
+    fn sort(
+        &self,
+        x: &Buffer,
+        shape: &[usize],
+        axis: usize,
+        descending: bool,
+        indices: bool,
+    ) -> Result<Buffer> {
+        with_buffer!(x, v => Ok(if indices {
+            Buffer::S64(sort::argsort(v, shape, axis, descending)?)
+        } else {
+            Element::into_buffer(sort::sort(v, shape, axis, descending)?)
+        }))
+    }
+
+    fn gather(&self, x: &Buffer, positions: &Buffer) -> Result<Buffer> {
+        let p = super::positions("gather", positions)?;
+        with_buffer!(x, v => Ok(Element::into_buffer(indexed::gather(v, p)?)))
+    }
+
+    fn scatter(
+        &self,
+        mode: ScatterMode,
+        target: &Buffer,
+        positions: &Buffer,
+        updates: &Buffer,
+    ) -> Result<Buffer> {
+        let p = super::positions("scatter", positions)?;
+        same_dtype!("scatter", target, updates, |t, u| Ok(Element::into_buffer(
+            indexed::scatter(mode, t, p, u)?
+        )))
     }
 
     fn unary(&self, op: UnaryOp, x: &Buffer) -> Result<Buffer> {

@@ -35,3 +35,19 @@ pub(super) unsafe fn par_write<U: Element>(
     unsafe { out.set_len(len) };
     Ok(out)
 }
+
+/// A raw pointer handed to parallel tasks that write disjoint parts of one buffer.
+#[derive(Clone, Copy)]
+pub(super) struct SendPtr<T>(pub(super) *mut T);
+// SAFETY: used only for disjoint writes (see the call sites).
+unsafe impl<T> Send for SendPtr<T> {}
+
+impl<T> SendPtr<T> {
+    /// The pointer `k` elements on. A method, so that a closure using it captures the whole
+    /// `SendPtr` (which is `Sync`) rather than its raw pointer field.
+    pub(super) fn offset(self, k: usize) -> *mut T {
+        self.0.wrapping_add(k)
+    }
+}
+// SAFETY: as above.
+unsafe impl<T> Sync for SendPtr<T> {}

@@ -12,6 +12,7 @@ use crate::ir::ReduceOp;
 use crate::shape::numel;
 
 use super::loops::MIN_PER_TASK;
+use super::parallel::SendPtr;
 
 /// Columns of a non-last axis handled by one task.
 const COLUMNS: usize = 4096;
@@ -83,11 +84,3 @@ fn in_order(len: usize, reverse: bool, mut step: impl FnMut(usize, Option<usize>
         prev = Some(k);
     }
 }
-
-/// A raw pointer handed to parallel tasks that write disjoint parts of one buffer.
-#[derive(Clone, Copy)]
-struct SendPtr<T>(*mut T);
-// SAFETY: used only for disjoint writes (see the call site).
-unsafe impl<T> Send for SendPtr<T> {}
-// SAFETY: as above.
-unsafe impl<T> Sync for SendPtr<T> {}

@@ -1,0 +1,111 @@
+//! Sorting on the host. Lines along the axis are independent, so they sort in parallel; one
+//! long line uses rayon's parallel sort instead. Positions (`argsort`) sort (entry, position)
+//! pairs, whose order is total, so an unstable sort gives the stable result.
+
+use std::cmp::Ordering;
+
+use rayon::prelude::*;
+
+use crate::allocate::{try_alloc, try_reserve};
+use crate::element::Element;
+use crate::error::Result;
+use crate::host_vec::HostVec;
+use crate::ir::sorting::in_direction;
+use crate::shape::numel;
+
+use super::loops::MIN_PER_TASK;
+use super::parallel::SendPtr;
+
+/// Every line along `axis` of `v` (of `shape`) sorted.
+pub(super) fn sort<T: Element>(
+    v: &[T],
+    shape: &[usize],
+    axis: usize,
+    descending: bool,
+) -> Result<HostVec<T>> {
+    let cmp = |a: &T, b: &T| in_direction(*a, *b, descending);
+    let (len, inner) = (shape[axis], numel(&shape[axis + 1..]));
+    if inner == 1 && len > 0 {
+        let mut out = try_reserve(v.len(), shape)?;
+        out.extend_from_slice(v);
+        if out.len() == len {
+            out.par_sort_unstable_by(cmp);
+        } else {
+            out.par_chunks_mut(len)
+                .with_min_len((MIN_PER_TASK / len).max(1))
+                .for_each(|line| line.sort_unstable_by(cmp));
+        }
+        return Ok(out);
+    }
+    by_lines(
+        v,
+        shape,
+        axis,
+        T::ZERO,
+        |line: &mut Vec<(T, usize)>, write| {
+            line.sort_unstable_by(|a, b| cmp(&a.0, &b.0));
+            for (k, &(x, _)) in line.iter().enumerate() {
+                write(k, x);
+            }
+        },
+    )
+}
+
+/// For every line along `axis`, the positions of its entries in sorted order, ties by
+/// position (as s64).
+pub(super) fn argsort<T: Element>(
+    v: &[T],
+    shape: &[usize],
+    axis: usize,
+    descending: bool,
+) -> Result<HostVec<i64>> {
+    let cmp = |a: &(T, usize), b: &(T, usize)| -> Ordering {
+        in_direction(a.0, b.0, descending).then(a.1.cmp(&b.1))
+    };
+    let len = shape[axis];
+    if numel(shape) == len && len > 0 {
+        let mut pairs: Vec<(T, usize)> = v.iter().copied().zip(0..).collect();
+        pairs.par_sort_unstable_by(cmp);
+        let mut out = try_reserve(len, shape)?;
+        out.extend(pairs.iter().map(|&(_, p)| p as i64));
+        return Ok(out);
+    }
+    by_lines(v, shape, axis, 0i64, |line, write| {
+        line.sort_unstable_by(cmp);
+        for (k, &(_, p)) in line.iter().enumerate() {
+            write(k, p as i64);
+        }
+    })
+}
+
+/// Runs `sort_line` on each line along `axis` of `v` in parallel, handing it the line's
+/// (entry, position) pairs and a writer of the result's entry `k` along that line.
+fn by_lines<T: Element, U: Element>(
+    v: &[T],
+    shape: &[usize],
+    axis: usize,
+    fill: U,
+    sort_line: impl Fn(&mut Vec<(T, usize)>, &dyn Fn(usize, U)) + Sync,
+) -> Result<HostVec<U>> {
+    let mut out = try_alloc(v.len(), fill, shape)?;
+    let (len, inner) = (shape[axis], numel(&shape[axis + 1..]));
+    let lines = v.len().checked_div(len).unwrap_or(0);
+    let o = SendPtr(out.as_mut_ptr());
+    (0..lines)
+        .into_par_iter()
+        .with_min_len((MIN_PER_TASK / len.max(1)).max(1))
+        .for_each_init(
+            || Vec::with_capacity(len),
+            |line, l| {
+                let at = |k: usize| (l / inner * len + k) * inner + l % inner;
+                line.clear();
+                line.extend((0..len).map(|k| (v[at(k)], k)));
+                sort_line(line, &|k, x| {
+                    // SAFETY: each task writes only its own line's entries, all below
+                    // `v.len()` = `out.len()`.
+                    unsafe { *o.offset(at(k)) = x };
+                });
+            },
+        );
+    Ok(out)
+}
