@@ -730,8 +730,7 @@ fn check_against_central_differences(
 /// by reflection, reverse, tile) against central differences of a weighted sum.
 #[test]
 fn layout_function_gradients_match_central_differences() {
-    type Op = fn(&Tensor) -> Result<Tensor>;
-    let cases: [(&str, Op); 4] = [
+    let cases: [(&str, UnaryCase); 4] = [
         ("pad", |x| x.pad(0.5, &[(1, -1, 1), (-1, 2, 0)])),
         ("reflect", |x| x.reflect(&[(1, 1), (2, 0)])),
         ("reverse", |x| x.reverse(Some(&[1]))),
@@ -740,9 +739,12 @@ fn layout_function_gradients_match_central_differences() {
     check_weighted_sums(&cases);
 }
 
+/// A function of one tensor whose gradient a test checks.
+type UnaryCase = fn(&Tensor) -> Result<Tensor>;
+
 /// Each case's result, summed with uneven weights (sines of an iota, all different and none
 /// zero), checked against central differences on every device at one [2, 3] input.
-fn check_weighted_sums(cases: &[(&'static str, fn(&Tensor) -> Result<Tensor>)]) {
+fn check_weighted_sums(cases: &[(&'static str, UnaryCase)]) {
     for device in devices() {
         let x = on(device)
             .from_slice(&[0.3, -1.2, 0.7, 2.0, -0.4, 1.1], &[2, 3])
@@ -797,8 +799,7 @@ fn cumulative_gradients_match_central_differences() {
 /// read, a scatter-add passes to the target and the updates, a put masks the target.
 #[test]
 fn sort_and_indexed_gradients_match_central_differences() {
-    type Op = fn(&Tensor) -> Result<Tensor>;
-    let cases: [(&str, Op); 11] = [
+    let cases: [(&str, UnaryCase); 11] = [
         ("sort axis 0", |x| x.sort(0, Direction::Asc)),
         ("sort axis 1 desc", |x| x.sort(1, Direction::Desc)),
         ("top_k", |x| Ok(x.top_k(2)?.0)),
