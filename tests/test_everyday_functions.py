@@ -40,3 +40,27 @@ def test_an_nx_error_is_the_cells_error_and_the_session_goes_on(kernel):
     assert "bitwise operators expect integer tensors" in err["evalue"], err
     out = ok_stdout(kc, 'println!("{:?}", tensor![7, -7]?.remainder(3)?.to_vec::<i32>()?);')
     assert out.strip() == "[1, -1]", out
+
+
+def test_a_cell_sorts_and_indexes_as_nx_does(kernel):
+    _, kc = kernel
+    out = ok_stdout(
+        kc,
+        "let scores = tensor![[0.1, 0.7, 0.2], [0.5, f32::NAN, 0.4]]?;\n"
+        "let (best, at) = scores.top_k(2)?;\n"
+        'println!("{:?} {:?}", best.to_vec::<f32>()?, at.to_vec::<i32>()?);\n'
+        "let order = scores.argsort(1, Direction::Asc)?;\n"
+        'println!("{:?}", scores.take_along_axis(&order, 1)?.to_vec::<f32>()?);\n'
+        'println!("{:?}", tensor![3, 1, 2, 2]?.sort(0, Direction::Desc)?.to_vec::<i32>()?);\n'
+        'println!("{:?}", tensor![1, 2, 2, 3, 5]?.mode(None, false)?.to_vec::<i32>()?);\n'
+        'println!("{:?}", tensor![[1, 2], [3, 4]]?.gather(&tensor![[1, 1], [0, 1]]?, None)?.to_vec::<i32>()?);\n'
+        'println!("{:?}", Tensor::zeros(DType::S32, &[4])?.indexed_add(&tensor![[1], [3], [1]]?, 1, None)?.to_vec::<i32>()?);',
+    )
+    assert out.splitlines() == [
+        "[0.7, 0.2, NaN, 0.5] [1, 2, 1, 0]",
+        "[0.1, 0.2, 0.7, 0.4, 0.5, NaN]",
+        "[3, 2, 2, 1]",
+        "[2]",
+        "[4, 2]",
+        "[0, 2, 0, 1]",
+    ], out

@@ -3,7 +3,8 @@
 The blog's product {10000, 784} x {784, 10} f32 on cuda:0: launch only (until the call
 returns), synchronised (until the result is ready, as tensorbook's `bench::measure` times it)
 and with the copy back to the host; the same product timed with CUDA events (device time
-alone); and the five-op chain sigmoid(x * y + 0.5) * 2 - y over 10M f32, eager.
+alone); the five-op chain sigmoid(x * y + 0.5) * 2 - y over 10M f32, eager; and the eager
+ops step's sort, argsort, gather and scatter-add rows.
 
 Usage: python3 torch_reference.py OUT.json
 """
@@ -94,6 +95,22 @@ def main(out_file):
     b = torch.rand(10_000_000, generator=gen).to(device) * 1.5 + 0.5
     chain = lambda: torch.sigmoid(a * b + 0.5) * 2 - b
     figures["chain5_10M_eager"] = row("torch chain5 f32 10M eager, synchronised", wall(chain, 20))
+    # The eager ops step's sorting and indexed rows, the same sizes (gpu_check.rs).
+    order = torch.argsort(a, stable=True)
+    bins = ((a + 1) * 500).floor().long()
+    ones = torch.ones_like(a)
+    figures["ops"] = {
+        "sort_10M": row("torch sort of 10M, one line", wall(lambda: torch.sort(a), 20)),
+        "argsort_rows": row(
+            "torch argsort [10000][784] axis 1 (stable)",
+            wall(lambda: torch.argsort(x, dim=1, stable=True), 20),
+        ),
+        "gather_10M": row("torch take_along_dim 10M", wall(lambda: torch.take_along_dim(a, order), 20)),
+        "scatter_add_10M": row(
+            "torch scatter_add 10M into 1000 bins",
+            wall(lambda: torch.zeros(1001, device=device).scatter_add_(0, bins, ones), 20),
+        ),
+    }
     with open(out_file, "w") as f:
         json.dump(figures, f, indent=2)
     return 0

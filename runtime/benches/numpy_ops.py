@@ -78,6 +78,16 @@ CASES = {
     "cumulative_sum f32 10M": lambda: unary(np.cumsum, -1, 1),
     "logsumexp f32 10M": lambda: unary(logsumexp, -10, 10),
     "erf f32 10M (scipy)": lambda: unary(erf, -3, 3),
+    "sort f32 10M": lambda: unary(np.sort, -1, 1),
+    "argsort f32 10M (stable)": lambda: unary(lambda x: np.argsort(x, kind="stable"), -1, 1),
+    "sort f32 {10000,784} axis 1": lambda: unary_2d(lambda x: np.sort(x, axis=1), (10000, 784)),
+    "take_along_axis f32 10M": lambda: (lambda x, i: lambda: np.take_along_axis(x, i, 0))(
+        uniform(M, -1, 1), np.argsort(uniform(M, -1, 1), kind="stable")
+    ),
+    # indexed_add's numpy spelling: np.add.at (unbuffered, repeated positions add up).
+    "indexed_add f32 10M into 1000 bins": lambda: (
+        lambda bins, ones: lambda: np.add.at(np.zeros(1000, np.float32), bins, ones)
+    )(np.floor(uniform(M, 0, 1000)).astype(np.int64), np.ones(M, np.float32)),
     # bench jit's chain: sigmoid(x * y + 0.5) * 2 - y, as numpy users write it.
     "chain5 f32 10M": lambda: (lambda x, y: lambda: (1 / (1 + np.exp(-(x * y + 0.5)))) * 2 - y)(
         uniform(M, -1, 1), uniform(M, 0.5, 2)

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tensorbook::bench::jit::JitBench;
 use tensorbook::bench::{self, MatmulBench, Measurement, Runs, Silent};
-use tensorbook::{client_info, on, Client, DType, Device, Tensor};
+use tensorbook::{client_info, on, Client, DType, Device, Direction, Tensor};
 
 type Step = tensorbook::Result<Value>;
 /// One step of the check: its name and what it runs on the GPU.
@@ -365,6 +365,16 @@ fn eager_ops(gpu: Device) -> Step {
         .backend_copy(gpu)?;
     let logits = dense_softmax(&a, &w, &b)?;
     let top = logits.reduce_max(Some(&[-1]), true)?;
+    let order = x.argsort_as(0, Direction::Asc, DType::S64)?;
+    let n = x.size();
+    let bins = x
+        .add(1.0)?
+        .multiply(500.0)?
+        .floor()?
+        .as_type(DType::S64)?
+        .reshape(&[n, 1])?;
+    let ones = place.ones(DType::F32, &[n])?;
+    let counts = place.zeros(DType::F32, &[1001])?;
     type Case<'a> = (
         &'static str,
         Box<dyn Fn() -> tensorbook::Result<Tensor> + 'a>,
@@ -403,6 +413,22 @@ fn eager_ops(gpu: Device) -> Step {
         (
             "pad [10000][784] by 1 each side",
             Box::new(|| a.pad(0.0, &[(1, 1, 0), (1, 1, 0)])),
+        ),
+        (
+            "sort of 10M, one line",
+            Box::new(|| x.sort(0, Direction::Asc)),
+        ),
+        (
+            "argsort [10000][784] axis 1",
+            Box::new(|| a.argsort(1, Direction::Asc)),
+        ),
+        (
+            "take_along_axis 10M",
+            Box::new(|| x.take_along_axis(&order, 0)),
+        ),
+        (
+            "indexed_add 10M into 1000 bins",
+            Box::new(|| counts.indexed_add(&bins, &ones, None)),
         ),
     ];
     let mut out = serde_json::Map::new();

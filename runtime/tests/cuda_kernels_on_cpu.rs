@@ -2,8 +2,10 @@
 //! instantiations) is compiled by the host C++ compiler against a small shim for CUDA's
 //! built-ins, and each kernel is run on the CPU, one emulated thread at a time over a grid of
 //! several blocks, against the binary reference. This catches wrong element semantics
-//! (wrapping, saturating casts, NaN rules, integer pow), indexing and argument order; what it
-//! cannot catch (scheduling, shared memory across threads, cuBLAS) needs a GPU, where
+//! (wrapping, saturating casts, NaN rules, integer pow), indexing and argument order. Kernels
+//! that share memory within a block (the sort's tiles) run with all the block's threads at
+//! once, as OS threads meeting at a real barrier for `__syncthreads`. What it cannot catch
+//! (warp scheduling, memory ordering between blocks, cuBLAS) needs a GPU, where
 //! `conformance.rs` runs every op on cuda.
 
 mod common;
@@ -24,13 +26,25 @@ use tensorbook::{on, DType, Device, Direction, Tensor};
 const SHIM: &str = r#"
 #include <cmath>
 #include <cstring>
+#include <pthread.h>
 struct dim3_ { unsigned int x, y, z; };
-extern "C" { dim3_ blockIdx, threadIdx, blockDim, gridDim; }
+// threadIdx is each emulated thread's own; the rest are set once per block.
+extern "C" { dim3_ blockIdx, blockDim, gridDim; }
+thread_local dim3_ threadIdx;
+extern "C" void emulate_thread(unsigned int x) { threadIdx.x = x; threadIdx.y = 0; threadIdx.z = 0; }
+// A block whose threads run together meets here; one thread at a time needs no barrier.
+static pthread_barrier_t block_barrier;
+static bool cooperative = false;
+extern "C" void emulate_cooperative(unsigned int threads) {
+    if (cooperative) pthread_barrier_destroy(&block_barrier);
+    cooperative = threads > 0;
+    if (cooperative) pthread_barrier_init(&block_barrier, nullptr, threads);
+}
 #define __device__
 #define __global__
 #define __forceinline__ inline
 #define __shared__ static
-inline void __syncthreads() {}
+inline void __syncthreads() { if (cooperative) pthread_barrier_wait(&block_barrier); }
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
 inline double __longlong_as_double(long long i) { double d; std::memcpy(&d, &i, 8); return d; }
 using std::exp; using std::log; using std::sqrt; using std::tanh; using std::sin; using std::cos;
@@ -131,6 +145,24 @@ impl Emulated {
         }
     }
 
+    fn set_thread(&self, t: u32) {
+        // SAFETY: the shim defines `emulate_thread(unsigned int)`.
+        unsafe {
+            let f: libloading::Symbol<unsafe extern "C" fn(u32)> =
+                self.lib.get(b"emulate_thread").expect("shim function");
+            f(t)
+        }
+    }
+
+    fn set_cooperative(&self, threads: u32) {
+        // SAFETY: the shim defines `emulate_cooperative(unsigned int)`.
+        unsafe {
+            let f: libloading::Symbol<unsafe extern "C" fn(u32)> =
+                self.lib.get(b"emulate_cooperative").expect("shim function");
+            f(threads)
+        }
+    }
+
     /// Runs `call` once per thread of a `grid` x `block` launch, one thread at a time.
     fn launch<F: Copy>(&self, name: &str, grid: u32, block: u32, call: impl Fn(F)) {
         // SAFETY: `F` is the kernel's signature as the caller states it from kernels.cu.
@@ -141,10 +173,41 @@ impl Emulated {
         for b in 0..grid {
             for t in 0..block {
                 self.set(b"blockIdx", dim(b));
-                self.set(b"threadIdx", dim(t));
+                self.set_thread(t);
                 call(f);
             }
         }
+    }
+
+    /// Runs a launch whose blocks share memory: each block's threads run at once, on OS
+    /// threads meeting at the shim's barrier, and the blocks one after another. `call` gets
+    /// raw addresses as integers, so that it can cross threads.
+    fn launch_cooperative<F: Copy + Send + Sync>(
+        &self,
+        name: &str,
+        grid: u32,
+        block: u32,
+        call: impl Fn(F) + Sync,
+    ) {
+        // SAFETY: as in `launch`.
+        let f: F = unsafe { *self.lib.get::<F>(name.as_bytes()).expect(name) };
+        let dim = |x| Dim3 { x, y: 1, z: 1 };
+        self.set(b"gridDim", dim(grid));
+        self.set(b"blockDim", dim(block));
+        self.set_cooperative(block);
+        for b in 0..grid {
+            self.set(b"blockIdx", dim(b));
+            std::thread::scope(|scope| {
+                for t in 0..block {
+                    let call = &call;
+                    scope.spawn(move || {
+                        self.set_thread(t);
+                        call(f);
+                    });
+                }
+            });
+        }
+        self.set_cooperative(0);
     }
 }
 
@@ -756,6 +819,9 @@ type SortStepKernel = unsafe extern "C" fn(u64, u64, u64, u64, u64, u64, i32, i3
 type ArgsortStepKernel =
     unsafe extern "C" fn(u64, u64, u64, u64, u64, u64, i32, i32, *mut c_void, *mut i64);
 type PositionsKernel = unsafe extern "C" fn(u64, u64, u64, *mut i64);
+type SortTilesKernel = unsafe extern "C" fn(u64, u64, u64, u64, u64, u64, i32, *mut c_void);
+type ArgsortTilesKernel =
+    unsafe extern "C" fn(u64, u64, u64, u64, u64, u64, i32, *mut c_void, *mut i64);
 type GatherKernel = unsafe extern "C" fn(u64, u64, *const i64, *const c_void, *mut c_void);
 type ScatterKernel = unsafe extern "C" fn(u64, u64, i32, *const i64, *const c_void, *mut c_void);
 
@@ -770,55 +836,11 @@ fn sort_gather_and_scatter_kernels_match_binary() {
         let x = with_nans(&random(31, dtype, &[2, 37, 3]))
             .as_type(dtype)
             .unwrap();
-        let rx = raw(&x);
-        let (lines, len, inner) = (6u64, 37u64, 3u64);
-        let width = len.next_power_of_two();
-        let steps = kernels::sort_steps(width);
-        for direction in [Direction::Asc, Direction::Desc] {
-            let desc = i32::from(direction == Direction::Desc);
-            let mut keys = rx.clone();
-            let kp = keys.as_mut_ptr() as *mut c_void;
-            for &(size, half, flip) in &steps {
-                k.launch(
-                    &kernels::named("sort_step", dtype),
-                    2,
-                    3,
-                    |f: SortStepKernel| unsafe {
-                        f(lines, len, inner, width, size, half, flip, desc, kp)
-                    },
-                );
-            }
-            check(
-                &format!("sort {dtype} {direction:?}"),
-                &x.sort(1, direction).unwrap(),
-                &keys,
-            );
-
-            let mut keys = rx.clone();
-            let kp = keys.as_mut_ptr() as *mut c_void;
-            let mut pos = vec![0i64; 222];
-            let pp = pos.as_mut_ptr();
-            k.launch("sort_positions", 2, 3, |f: PositionsKernel| unsafe {
-                f(lines, len, inner, pp)
-            });
-            for &(size, half, flip) in &steps {
-                k.launch(
-                    &kernels::named("argsort_step", dtype),
-                    2,
-                    3,
-                    |f: ArgsortStepKernel| unsafe {
-                        f(lines, len, inner, width, size, half, flip, desc, kp, pp)
-                    },
-                );
-            }
-            let expected = x
-                .argsort_as(1, direction, DType::S64)
-                .unwrap()
-                .to_vec::<i64>()
-                .unwrap();
-            assert_eq!(pos, expected, "argsort {dtype} {direction:?}");
+        // Tiles smaller than a line (steps across tiles, merges inside them) and one tile
+        // holding the whole line.
+        for tile in [8, 64] {
+            emulated_sort(&k, &x, 1, tile, &format!("tile {tile}"));
         }
-
         let t = random(32, dtype, &[10]);
         let rt = raw(&t);
         let positions = [3i64, -1, 9, 10, 0, 3, i64::MIN];
@@ -873,6 +895,138 @@ fn sort_gather_and_scatter_kernels_match_binary() {
             check(&format!("scatter add={add} {dtype}"), &expected, &o);
         }
     }
+}
+
+/// Sorts `x` along `axis` with the launches the backend makes (`kernels::sort_plan`) on the
+/// emulated kernels, values and positions both ways, against binary.
+fn emulated_sort(k: &Emulated, x: &Tensor, axis: usize, tile: u64, what: &str) {
+    let shape = x.shape();
+    let dtype = x.dtype();
+    let n = x.size();
+    let len = shape[axis] as u64;
+    let inner: usize = shape[axis + 1..].iter().product();
+    let (lines, inner) = (n as u64 / len, inner as u64);
+    let width = len.next_power_of_two();
+    let rx = raw(x);
+    for direction in [Direction::Asc, Direction::Desc] {
+        let desc = i32::from(direction == Direction::Desc);
+        for positions in [false, true] {
+            let kind = if positions { "argsort" } else { "sort" };
+            let mut keys = rx.clone();
+            let mut pos = vec![0i64; n];
+            let (kp, pp) = (keys.as_mut_ptr() as usize, pos.as_mut_ptr() as usize);
+            if positions {
+                k.launch("sort_positions", 2, 3, |f: PositionsKernel| unsafe {
+                    f(lines, len, inner, pp as *mut i64)
+                });
+            }
+            let tiles = (lines * (width / tile)) as u32;
+            for launch in kernels::sort_plan(width, tile) {
+                match launch {
+                    kernels::SortLaunch::Tiles { merge_size } => {
+                        let name = kernels::named(&format!("{kind}_tiles"), dtype);
+                        let threads = (tile / 2) as u32;
+                        if positions {
+                            k.launch_cooperative(
+                                &name,
+                                tiles.min(3),
+                                threads,
+                                |f: ArgsortTilesKernel| unsafe {
+                                    f(
+                                        lines,
+                                        len,
+                                        inner,
+                                        width,
+                                        tile,
+                                        merge_size,
+                                        desc,
+                                        kp as *mut c_void,
+                                        pp as *mut i64,
+                                    )
+                                },
+                            );
+                        } else {
+                            k.launch_cooperative(
+                                &name,
+                                tiles.min(3),
+                                threads,
+                                |f: SortTilesKernel| unsafe {
+                                    f(
+                                        lines,
+                                        len,
+                                        inner,
+                                        width,
+                                        tile,
+                                        merge_size,
+                                        desc,
+                                        kp as *mut c_void,
+                                    )
+                                },
+                            );
+                        }
+                    }
+                    kernels::SortLaunch::Step { size, half, flip } => {
+                        let name = kernels::named(&format!("{kind}_step"), dtype);
+                        if positions {
+                            k.launch(&name, 2, 3, |f: ArgsortStepKernel| unsafe {
+                                f(
+                                    lines,
+                                    len,
+                                    inner,
+                                    width,
+                                    size,
+                                    half,
+                                    flip,
+                                    desc,
+                                    kp as *mut c_void,
+                                    pp as *mut i64,
+                                )
+                            });
+                        } else {
+                            k.launch(&name, 2, 3, |f: SortStepKernel| unsafe {
+                                f(
+                                    lines,
+                                    len,
+                                    inner,
+                                    width,
+                                    size,
+                                    half,
+                                    flip,
+                                    desc,
+                                    kp as *mut c_void,
+                                )
+                            });
+                        }
+                    }
+                }
+            }
+            if positions {
+                let expected = x.argsort_as(axis as isize, direction, DType::S64).unwrap();
+                assert_eq!(
+                    pos,
+                    expected.to_vec::<i64>().unwrap(),
+                    "argsort {dtype} {direction:?} {what}"
+                );
+            } else {
+                check(
+                    &format!("sort {dtype} {direction:?} {what}"),
+                    &x.sort(axis as isize, direction).unwrap(),
+                    &keys,
+                );
+            }
+        }
+    }
+}
+
+/// A line longer than a tile of the real size: a block of 1024 threads per tile, merges of
+/// tiles through global steps.
+#[test]
+fn a_line_longer_than_a_tile_sorts_through_merges() {
+    let k = emulated().lock().unwrap();
+    let x = with_nans(&random(35, DType::F32, &[5000]))
+        .as_type(DType::F32)
+        .unwrap();
+    emulated_sort(&k, &x, 0, kernels::SORT_TILE, "5000 entries");
 }
 
 type FusedKernelFn = unsafe extern "C" fn(

@@ -152,6 +152,16 @@ proptest! {
                 let idx = on(Device::BINARY).from_vec(vec![big, -1, i64::MAX, 0], &[2, 2]).unwrap();
                 shown(t.take(&idx, 0));
                 shown(t.take(&idx, -1));
+                // Indices as data: extreme values clamp or are skipped, never index memory.
+                shown(t.take_along_axis(&idx, 0));
+                shown(t.gather(&idx, None));
+                shown(t.indexed_add(&idx, big, None));
+                shown(t.indexed_put(&idx, x, Some(&[0, -1])));
+                shown(t.sort(-1, tensorbook::Direction::Desc));
+                shown(t.argsort(0, tensorbook::Direction::Asc));
+                shown(t.top_k(n).map(|(values, _)| values));
+                shown(t.median(Some(0), false));
+                shown(t.mode(None, true));
                 shown(t.as_type(e));
                 shown(t.backend_copy(Device::BINARY));
             }

@@ -12,6 +12,7 @@ use crate::create::on;
 use crate::device::{Client, Device};
 use crate::dtype::DType;
 use crate::error::Result;
+use crate::ops::sort::Direction;
 use crate::tensor::Tensor;
 
 /// The numpy side: reads case names on stdin (one per line), prints one JSON object of median
@@ -87,6 +88,11 @@ pub fn cases() -> Vec<OpCase> {
         elements("cumulative_sum f32 10M", M),
         elements("logsumexp f32 10M", M),
         elements("erf f32 10M (scipy)", M),
+        elements("sort f32 10M", M),
+        elements("argsort f32 10M (stable)", M),
+        elements("sort f32 {10000,784} axis 1", 10_000 * 784),
+        elements("take_along_axis f32 10M", M),
+        elements("indexed_add f32 10M into 1000 bins", M),
         elements("transpose f32 10000x10000", 100_000_000),
     ]
 }
@@ -271,6 +277,34 @@ fn prepare(case: &OpCase, device: Device) -> Result<TimedOp> {
         "erf f32 10M (scipy)" => {
             let x = vector(1, DType::F32, -3.0, 3.0)?;
             Box::new(move || x.erf())
+        }
+        "sort f32 10M" | "argsort f32 10M (stable)" => {
+            let x = vector(1, DType::F32, -1.0, 1.0)?;
+            if case.name.starts_with("argsort") {
+                Box::new(move || x.argsort_as(0, Direction::Asc, DType::S64))
+            } else {
+                Box::new(move || x.sort(0, Direction::Asc))
+            }
+        }
+        "sort f32 {10000,784} axis 1" => {
+            let a = uniform(device, 1, DType::F32, &[10_000, 784], -1.0, 1.0)?;
+            Box::new(move || a.sort(1, Direction::Asc))
+        }
+        "take_along_axis f32 10M" => {
+            let x = vector(1, DType::F32, -1.0, 1.0)?;
+            // A permutation: the positions that sort another random vector.
+            let order =
+                vector(2, DType::F32, -1.0, 1.0)?.argsort_as(0, Direction::Asc, DType::S64)?;
+            Box::new(move || x.take_along_axis(&order, 0))
+        }
+        "indexed_add f32 10M into 1000 bins" => {
+            let bins = vector(1, DType::F32, 0.0, 1000.0)?
+                .floor()?
+                .as_type(DType::S64)?
+                .reshape(&[M, 1])?;
+            let ones = on(device).ones(DType::F32, &[M])?;
+            let counts = on(device).zeros(DType::F32, &[1000])?;
+            Box::new(move || counts.indexed_add(&bins, &ones, None))
         }
         "as_type f32->f64 10M" => {
             let x = vector(1, DType::F32, -1.0, 1.0)?;

@@ -38,18 +38,30 @@ fn coordinate(device: Device, rank: usize, at: usize, dim: usize) -> Result<Tens
     on(device).iota(DType::S64, &[dim], None)?.reshape(&shape)
 }
 
+/// Integer `indices` as s64, each limited to `0..size` (`clip` without its select, which only
+/// matters for gradients, and indices have none).
+fn clamped(indices: &Tensor, size: usize) -> Result<Tensor> {
+    let last = i64::try_from(size).unwrap_or(i64::MAX).saturating_sub(1).max(0);
+    indices.as_type(DType::S64)?.max(0)?.min(last)
+}
+
 /// The flat (row-major) positions in a tensor of `shape` of the entries whose coordinates
 /// along each axis are `coords` (s64, broadcasting together to `out_shape`).
 fn flat_positions(shape: &[usize], coords: &[Tensor], out_shape: &[usize]) -> Result<Tensor> {
     let mut total: Option<Tensor> = None;
     for (c, &stride) in coords.iter().zip(&strides(shape)) {
-        let term = c.multiply(i64::try_from(stride).unwrap_or(i64::MAX))?;
+        let term = if stride == 1 {
+            c.clone()
+        } else {
+            c.multiply(i64::try_from(stride).unwrap_or(i64::MAX))?
+        };
         total = Some(match total {
             Some(t) => t.add(&term)?,
             None => term,
         });
     }
     match total {
+        Some(t) if t.shape() == out_shape => Ok(t),
         Some(t) => t.broadcast(out_shape),
         None => Err(Error::InvalidArgument {
             op: "gather",
@@ -142,10 +154,7 @@ impl Tensor {
         let coords = (0..rank)
             .map(|d| {
                 if d == axis {
-                    indices
-                        .to_device(device)?
-                        .as_type(DType::S64)?
-                        .clip(0, (axis_size(self.shape(), axis) - 1).max(0))
+                    clamped(&indices.to_device(device)?, self.shape()[axis])
                 } else {
                     coordinate(device, rank, d, out_shape[d])
                 }
@@ -201,9 +210,7 @@ impl Tensor {
                     // Column j of the indices, with size-1 axes for the kept ones.
                     let mut shape = batch.to_vec();
                     shape.resize(rank, 1);
-                    idx.slice_along_axis(j, 1, -1)?
-                        .reshape(&shape)?
-                        .clip(0, (axis_size(self.shape(), d) - 1).max(0))?
+                    clamped(&idx.slice_along_axis(j, 1, -1)?.reshape(&shape)?, self.shape()[d])?
                 }
                 None => {
                     let at = batch.len() + kept.iter().position(|&q| q == d).unwrap_or(0);

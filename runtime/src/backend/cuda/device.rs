@@ -340,6 +340,16 @@ pub(crate) fn row_config(rows: usize) -> LaunchConfig {
     }
 }
 
+/// A grid of one block of `threads` threads per tile (at most `MAX_BLOCKS`; the kernel strides
+/// over the rest).
+pub(crate) fn tile_config(tiles: u64, threads: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (tiles.clamp(1, MAX_BLOCKS) as u32, 1, 1),
+        block_dim: (threads.max(1), 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
 /// Where compiled kernels are kept between processes.
 fn image_cache_dir() -> Option<PathBuf> {
     settings::kernel_cache_dir()

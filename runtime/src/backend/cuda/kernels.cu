@@ -571,6 +571,78 @@ __device__ void sort_step_body(index_t lines, index_t len, index_t inner, index_
     }
 }
 
+#define SORT_TILE 2048
+
+// The steps of the network that stay inside one tile of `tile` entries (a power of two, at
+// most SORT_TILE) run in shared memory, one block per tile, with a barrier between steps: a
+// line of up to SORT_TILE entries sorts in one launch instead of one launch per step, and a
+// longer one leaves to global memory only the steps whose pairs cross tiles. With
+// `merge_size` 0 the block runs every block size up to the tile; otherwise it finishes the
+// merge of blocks of `merge_size` (the steps `half` below the tile).
+template <typename T>
+__device__ __forceinline__ void tile_step(T* sk, s64* sp, index_t base, index_t len,
+                                          index_t tile, index_t size, index_t half, int flip,
+                                          int descending, bool with_pos) {
+    for (index_t q = threadIdx.x; q < tile / 2; q += blockDim.x) {
+        index_t a, b;
+        if (flip) {
+            index_t block = q / (size / 2), i = q % (size / 2);
+            a = block * size + i;
+            b = block * size + size - 1 - i;
+        } else {
+            a = (q / half) * 2 * half + q % half;
+            b = a + half;
+        }
+        if (base + b >= len) continue;
+        T ka = sk[a], kb = sk[b];
+        bool swap = sort_before(kb, ka, descending);
+        if (with_pos) {
+            s64 ia = sp[a], ib = sp[b];
+            swap = swap || (!sort_before(ka, kb, descending) && ib < ia);
+            if (swap) { sp[a] = ib; sp[b] = ia; }
+        }
+        if (swap) { sk[a] = kb; sk[b] = ka; }
+    }
+    __syncthreads();
+}
+
+template <typename T>
+__device__ void sort_tiles_body(index_t lines, index_t len, index_t inner, index_t width,
+                                index_t tile, index_t merge_size, int descending, T* keys,
+                                s64* pos) {
+    __shared__ T sk[SORT_TILE];
+    __shared__ s64 sp[SORT_TILE];
+    bool with_pos = pos != 0;
+    index_t tiles = width / tile;
+    for (index_t blk = blockIdx.x; blk < lines * tiles; blk += gridDim.x) {
+        index_t l = blk / tiles, base = (blk % tiles) * tile;
+        for (index_t e = threadIdx.x; e < tile; e += blockDim.x) {
+            if (base + e >= len) continue;
+            index_t at = line_at(l, len, inner, base + e);
+            sk[e] = keys[at];
+            if (with_pos) sp[e] = pos[at];
+        }
+        __syncthreads();
+        if (merge_size == 0) {
+            for (index_t size = 2; size <= tile; size *= 2) {
+                tile_step(sk, sp, base, len, tile, size, 0, 1, descending, with_pos);
+                for (index_t half = size / 4; half >= 1; half /= 2)
+                    tile_step(sk, sp, base, len, tile, size, half, 0, descending, with_pos);
+            }
+        } else {
+            for (index_t half = tile / 2; half >= 1; half /= 2)
+                tile_step(sk, sp, base, len, tile, merge_size, half, 0, descending, with_pos);
+        }
+        for (index_t e = threadIdx.x; e < tile; e += blockDim.x) {
+            if (base + e >= len) continue;
+            index_t at = line_at(l, len, inner, base + e);
+            keys[at] = sk[e];
+            if (with_pos) pos[at] = sp[e];
+        }
+        __syncthreads();
+    }
+}
+
 // ---- gathers and scatters by flat position (`ir/indexed.rs`) -------------------------------
 
 template <typename T>
@@ -664,6 +736,15 @@ __device__ void scatter_body(index_t n, index_t len, int add, const s64* pos, co
                                                 index_t width, index_t size, index_t half, \
                                                 int flip, int descending, T* keys, s64* pos) { \
         sort_step_body<T>(lines, len, inner, width, size, half, flip, descending, keys, pos); } \
+    extern "C" __global__ void sort_tiles_##T(index_t lines, index_t len, index_t inner, \
+                                              index_t width, index_t tile, index_t merge_size, \
+                                              int descending, T* keys) { \
+        sort_tiles_body<T>(lines, len, inner, width, tile, merge_size, descending, keys, 0); } \
+    extern "C" __global__ void argsort_tiles_##T(index_t lines, index_t len, index_t inner, \
+                                                 index_t width, index_t tile, \
+                                                 index_t merge_size, int descending, T* keys, \
+                                                 s64* pos) { \
+        sort_tiles_body<T>(lines, len, inner, width, tile, merge_size, descending, keys, pos); } \
     extern "C" __global__ void gather_##T(index_t n, index_t len, const s64* pos, const T* x, \
                                           T* out) { \
         gather_body<T>(n, len, pos, x, out); } \

@@ -94,28 +94,61 @@ pub fn cumulative_name(op: ReduceOp, dtype: DType) -> String {
 }
 
 /// The kernel for a layout operation (`copy_strided`, `scatter_strided`, `take`, `place_rows`,
-/// `select`, `sort_step`, `argsort_step`, `gather`, `scatter`)
+/// `select`, `sort_step`, `argsort_step`, `sort_tiles`, `argsort_tiles`, `gather`, `scatter`)
 /// or the integer matmul (`matmul`) on `dtype`.
 pub fn named(kind: &str, dtype: DType) -> String {
     format!("{kind}_{dtype}")
 }
 
-/// The steps of the bitonic sort network over lines padded to `width` (a power of two), as
-/// `sort_step`'s `(size, half, flip)` arguments: for each block size, the mirror step, then
-/// the halving ones (`sort_step_body` in kernels.cu).
-pub fn sort_steps(width: u64) -> Vec<(u64, u64, i32)> {
-    let mut steps = Vec::new();
-    let mut size = 2u64;
-    while size <= width {
-        steps.push((size, 0, 1));
+/// The most entries one block sorts in shared memory (`SORT_TILE` in kernels.cu).
+pub const SORT_TILE: u64 = 2048;
+
+/// One launch of a sort over lines padded to a power of two (`sort_tiles_body` and
+/// `sort_step_body` in kernels.cu).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortLaunch {
+    /// `sort_tiles`: each tile sorted in shared memory (`merge_size` 0), or the steps of the
+    /// merge of blocks of `merge_size` that stay inside a tile.
+    Tiles {
+        /// The size of the merged blocks, 0 for the whole sort of each tile.
+        merge_size: u64,
+    },
+    /// `sort_step`: one step whose pairs cross tiles, in global memory.
+    Step {
+        /// The size of the merged blocks.
+        size: u64,
+        /// The distance of a pair (unused by the mirror step).
+        half: u64,
+        /// The mirror step that starts each merge.
+        flip: i32,
+    },
+}
+
+/// The launches that sort lines padded to `width` with tiles of `tile` entries (both powers
+/// of two, `tile` at most `width` and [`SORT_TILE`]): the tiles sorted, then for each larger
+/// block size its steps across tiles and the rest inside them.
+pub fn sort_plan(width: u64, tile: u64) -> Vec<SortLaunch> {
+    let mut plan = vec![SortLaunch::Tiles { merge_size: 0 }];
+    let mut size = tile.saturating_mul(2);
+    while size <= width && size > tile {
+        plan.push(SortLaunch::Step {
+            size,
+            half: 0,
+            flip: 1,
+        });
         let mut half = size / 4;
-        while half >= 1 {
-            steps.push((size, half, 0));
+        while half >= tile {
+            plan.push(SortLaunch::Step {
+                size,
+                half,
+                flip: 0,
+            });
             half /= 2;
         }
+        plan.push(SortLaunch::Tiles { merge_size: size });
         size = size.saturating_mul(2);
     }
-    steps
+    plan
 }
 
 /// The full source handed to NVRTC: the bodies plus one instantiation per kernel name above.
@@ -197,6 +230,8 @@ pub fn all_names() -> Vec<String> {
             "select",
             "sort_step",
             "argsort_step",
+            "sort_tiles",
+            "argsort_tiles",
             "gather",
             "scatter",
         ] {

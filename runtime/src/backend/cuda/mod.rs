@@ -36,7 +36,7 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, PushKernelArg};
 use blas::{BlasFloat, GemmShape};
 pub use buffer::CudaBuffer;
 use buffer::{CudaData, CudaElement};
-use device::{elementwise_config, row_config, CudaDevice};
+use device::{elementwise_config, row_config, tile_config, CudaDevice};
 
 use super::{route, Backend, Kernels};
 use crate::buffer::with_dtype;
@@ -497,31 +497,40 @@ impl Kernels for CudaBackend {
         let width = len.max(1).next_power_of_two();
         let threads = (lines * (width / 2)) as usize;
         let desc = i32::from(descending);
-        let steps = kernels::sort_steps(width);
+        let tile = width.min(kernels::SORT_TILE);
+        let plan = kernels::sort_plan(width, tile);
+        let (tiles, tile_threads) = (lines * (width / tile), (tile / 2) as u32);
         let data = with_dtype!(x.dtype(), T => {
             let src = typed::<T>(op, x)?;
             let mut keys = dev.alloc::<T>(n, shape)?;
             if n > 0 {
                 dev.stream.memcpy_dtod(src, &mut keys).map_err(|e| dev.error(op, e))?;
             }
-            if indices {
-                let mut pos = dev.alloc::<i64>(n, shape)?;
-                if n > 0 {
-                    launch!(dev, "sort_positions", elementwise_config(n); &lines, &len, &inner, &mut pos);
-                    let name = kernels::named("argsort_step", T::DTYPE);
-                    for (size, half, flip) in &steps {
-                        launch!(dev, name, elementwise_config(threads); &lines, &len, &inner, &width, size, half, flip, &desc, &mut keys, &mut pos);
+            let mut pos = if indices { Some(dev.alloc::<i64>(n, shape)?) } else { None };
+            if let Some(p) = pos.as_mut().filter(|_| n > 0) {
+                launch!(dev, "sort_positions", elementwise_config(n); &lines, &len, &inner, p);
+            }
+            let tiles_name = kernels::named(&format!("{op}_tiles"), T::DTYPE);
+            let step_name = kernels::named(&format!("{op}_step"), T::DTYPE);
+            for launch in plan.iter().filter(|_| n > 0 && len > 1) {
+                match (launch, pos.as_mut()) {
+                    (kernels::SortLaunch::Tiles { merge_size }, Some(p)) => {
+                        launch!(dev, tiles_name, tile_config(tiles, tile_threads); &lines, &len, &inner, &width, &tile, merge_size, &desc, &mut keys, p);
+                    }
+                    (kernels::SortLaunch::Tiles { merge_size }, None) => {
+                        launch!(dev, tiles_name, tile_config(tiles, tile_threads); &lines, &len, &inner, &width, &tile, merge_size, &desc, &mut keys);
+                    }
+                    (kernels::SortLaunch::Step { size, half, flip }, Some(p)) => {
+                        launch!(dev, step_name, elementwise_config(threads); &lines, &len, &inner, &width, size, half, flip, &desc, &mut keys, p);
+                    }
+                    (kernels::SortLaunch::Step { size, half, flip }, None) => {
+                        launch!(dev, step_name, elementwise_config(threads); &lines, &len, &inner, &width, size, half, flip, &desc, &mut keys);
                     }
                 }
-                CudaData::from(pos)
-            } else {
-                if n > 0 {
-                    let name = kernels::named("sort_step", T::DTYPE);
-                    for (size, half, flip) in &steps {
-                        launch!(dev, name, elementwise_config(threads); &lines, &len, &inner, &width, size, half, flip, &desc, &mut keys);
-                    }
-                }
-                CudaData::from(keys)
+            }
+            match pos {
+                Some(p) => CudaData::from(p),
+                None => CudaData::from(keys),
             }
         });
         Ok(out(x.ordinal, n, data))
