@@ -83,6 +83,7 @@ inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned int)x); }
 inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
 inline int __popc(unsigned int x) { return __builtin_popcount(x); }
 inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+inline int __ffsll(long long x) { return __builtin_ffsll(x); }
 // One emulated thread runs at a time, so an atomic is a plain update.
 template <typename T> inline T atomicAdd(T* p, T v) { T old = *p; *p = old + v; return old; }
 inline unsigned int atomicCAS(unsigned int* p, unsigned int expected, unsigned int v) {

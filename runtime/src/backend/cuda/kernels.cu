@@ -533,7 +533,23 @@ template <typename T> __device__ __forceinline__ bool sort_before(T a, T b, int 
 
 // Entry k of line l, the lines of [outer, len, inner] running along the middle axis.
 __device__ __forceinline__ index_t line_at(index_t l, index_t len, index_t inner, index_t k) {
+    if (inner == 1) return l * len + k;
     return (l / inner) * len * inner + l % inner + k * inner;
+}
+
+// The entries pair `q` of a step compares. Block sizes and distances are powers of two, so
+// masks and shifts stand in for 64-bit divisions, which cost tens of instructions each on a
+// GPU (the sort's steps are mostly this arithmetic).
+__device__ __forceinline__ void sort_pair(index_t q, index_t size, index_t half, int flip,
+                                          index_t* a, index_t* b) {
+    if (flip) {
+        index_t h = size >> 1, i = q & (h - 1), start = (q & ~(h - 1)) << 1;
+        *a = start + i;
+        *b = start + size - 1 - i;
+    } else {
+        *a = ((q & ~(half - 1)) << 1) | (q & (half - 1));
+        *b = *a + half;
+    }
 }
 
 // One compare-exchange step of a bitonic sort of every line, each padded to `width` (a power
@@ -548,16 +564,10 @@ __device__ void sort_step_body(index_t lines, index_t len, index_t inner, index_
                                index_t size, index_t half, int flip, int descending, T* keys,
                                s64* pos) {
     index_t pairs = width / 2;
+    int shift = __ffsll((long long)pairs) - 1;
     GRID_STRIDE(t, lines * pairs) {
-        index_t l = t / pairs, q = t % pairs, a, b;
-        if (flip) {
-            index_t block = q / (size / 2), i = q % (size / 2);
-            a = block * size + i;
-            b = block * size + size - 1 - i;
-        } else {
-            a = (q / half) * 2 * half + q % half;
-            b = a + half;
-        }
+        index_t l = t >> shift, q = t & (pairs - 1), a, b;
+        sort_pair(q, size, half, flip, &a, &b);
         if (b >= len) continue;
         index_t pa = line_at(l, len, inner, a), pb = line_at(l, len, inner, b);
         T ka = keys[pa], kb = keys[pb];
@@ -585,14 +595,7 @@ __device__ __forceinline__ void tile_step(T* sk, s64* sp, index_t base, index_t 
                                           int descending, bool with_pos) {
     for (index_t q = threadIdx.x; q < tile / 2; q += blockDim.x) {
         index_t a, b;
-        if (flip) {
-            index_t block = q / (size / 2), i = q % (size / 2);
-            a = block * size + i;
-            b = block * size + size - 1 - i;
-        } else {
-            a = (q / half) * 2 * half + q % half;
-            b = a + half;
-        }
+        sort_pair(q, size, half, flip, &a, &b);
         if (base + b >= len) continue;
         T ka = sk[a], kb = sk[b];
         bool swap = sort_before(kb, ka, descending);
