@@ -42,7 +42,7 @@ def test_an_nx_error_is_the_cells_error_and_the_session_goes_on(kernel):
     assert out.strip() == "[1, -1]", out
 
 
-def test_a_cell_sorts_and_indexes_as_nx_does(kernel):
+def test_a_cell_sorts_indexes_and_uses_operators(kernel):
     _, kc = kernel
     out = ok_stdout(
         kc,
@@ -54,7 +54,11 @@ def test_a_cell_sorts_and_indexes_as_nx_does(kernel):
         'println!("{:?}", tensor![3, 1, 2, 2]?.sort(0, Direction::Desc)?.to_vec::<i32>()?);\n'
         'println!("{:?}", tensor![1, 2, 2, 3, 5]?.mode(None, false)?.to_vec::<i32>()?);\n'
         'println!("{:?}", tensor![[1, 2], [3, 4]]?.gather(&tensor![[1, 1], [0, 1]]?, None)?.to_vec::<i32>()?);\n'
-        'println!("{:?}", Tensor::zeros(DType::S32, &[4])?.indexed_add(&tensor![[1], [3], [1]]?, 1, None)?.to_vec::<i32>()?);',
+        'println!("{:?}", Tensor::zeros(DType::S32, &[4])?.indexed_add(&tensor![[1], [3], [1]]?, 1, None)?.to_vec::<i32>()?);\n'
+        "let x = tensor![1.0, -2.0, 3.0]?;\n"
+        "let b = tensor![0.5]?;\n"
+        "let y = (&x * 2.0 + &b)?;\n"
+        'println!("{:?} {:?}", y.to_vec::<f32>()?, (1.0 - &y)?.to_vec::<f32>()?);',
     )
     assert out.splitlines() == [
         "[0.7, 0.2, NaN, 0.5] [1, 2, 1, 0]",
@@ -63,4 +67,5 @@ def test_a_cell_sorts_and_indexes_as_nx_does(kernel):
         "[2]",
         "[4, 2]",
         "[0, 2, 0, 1]",
+        "[2.5, -3.5, 6.5] [-1.5, 4.5, -5.5]",
     ], out

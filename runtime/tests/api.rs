@@ -253,3 +253,30 @@ fn random_values_have_the_asked_distribution_and_follow_the_seed() {
     let other = host().random_normal(8, DType::F64, &[n], 3.0, 2.0).unwrap();
     assert_ne!(other.to_bytes().unwrap(), normal.to_bytes().unwrap());
 }
+
+/// `+ - * /` and unary `-` as the methods of the same name: tensors, results and numbers on
+/// either side, Nx's promotion, one `?` for a whole expression, errors as values.
+#[test]
+fn operators_are_the_methods_with_one_question_mark() -> tensorbook::Result<()> {
+    let x = host().from_vec(vec![1.0f32, -2.0, 3.0], &[3])?;
+    let b = host().from_vec(vec![0.5f32], &[1])?;
+    let y = (&x * 2.0 + &b)?;
+    assert_eq!(y.to_vec::<f32>()?, [2.5, -3.5, 6.5]);
+    assert_eq!((2.0 - &x)?.to_vec::<f32>()?, [1.0, 4.0, -1.0]);
+    assert_eq!((6.0 / &x)?.to_vec::<f32>()?, [6.0, -3.0, 2.0]);
+    assert_eq!((-&x)?.to_vec::<f32>()?, [-1.0, 2.0, -3.0]);
+    assert_eq!((&x - (&x * &x))?.to_vec::<f32>()?, [0.0, -6.0, -6.0]);
+    assert_eq!(((&x * 2.0)? / 4)?.to_vec::<f32>()?, [0.5, -1.0, 1.5]);
+    // Integers promote as the methods do: s32 / s32 is f32, a float number makes f32.
+    let i = host().from_vec(vec![4i32, 6], &[2])?;
+    assert_eq!((&i / 4)?.dtype(), DType::F32);
+    assert_eq!((1 + &i)?.to_vec::<i32>()?, [5, 7]);
+    assert_eq!((&i * 0.5)?.dtype(), DType::F32);
+    // Owned tensors work too, and an error anywhere is the expression's error.
+    let z = (x.clone() + b.clone())?;
+    assert_eq!(z.to_vec::<f32>()?, [1.5, -1.5, 3.5]);
+    let bad = &x + &host().from_vec(vec![1.0f32, 2.0], &[2])?;
+    assert!(matches!(bad, Err(Error::ShapeMismatch { .. })), "{bad:?}");
+    assert!((&x * 2.0 + &host().zeros(DType::F32, &[4])?).is_err());
+    Ok(())
+}

@@ -19,6 +19,7 @@ mod elementwise;
 mod indexed;
 mod logical;
 mod matmul;
+mod operators;
 pub(crate) mod pad;
 mod reduce;
 pub(crate) mod shape;
