@@ -21,7 +21,7 @@ impl ScatterMode {
     #[inline(always)]
     pub fn combine<T: Element>(self, entry: T, update: T) -> T {
         match self {
-            ScatterMode::Add => crate::ir::BinaryOp::Add.arith(entry, update),
+            ScatterMode::Add => crate::ir::elementwise::BinaryOp::Add.arith(entry, update),
             ScatterMode::Put => update,
         }
     }

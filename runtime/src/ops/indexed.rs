@@ -48,6 +48,16 @@ fn clamped(indices: &Tensor, size: usize) -> Result<Tensor> {
     indices.as_type(DType::S64)?.max(0)?.min(last)
 }
 
+/// Coordinate `j` of each row of `indices` (`k` coordinates in its last axis): with one
+/// coordinate, the indices themselves (no copy of a slice).
+fn column(indices: &Tensor, j: usize, k: usize) -> Result<Tensor> {
+    if k == 1 {
+        Ok(indices.clone())
+    } else {
+        indices.slice_along_axis(j, 1, -1)
+    }
+}
+
 /// The flat (row-major) positions in a tensor of `shape` of the entries whose coordinates
 /// along each axis are `coords` (s64, broadcasting together to `out_shape`).
 fn flat_positions(shape: &[usize], coords: &[Tensor], out_shape: &[usize]) -> Result<Tensor> {
@@ -213,10 +223,7 @@ impl Tensor {
                     // Column j of the indices, with size-1 axes for the kept ones.
                     let mut shape = batch.to_vec();
                     shape.resize(rank, 1);
-                    clamped(
-                        &idx.slice_along_axis(j, 1, -1)?.reshape(&shape)?,
-                        self.shape()[d],
-                    )?
+                    clamped(&column(&idx, j, k)?.reshape(&shape)?, self.shape()[d])?
                 }
                 None => {
                     let at = batch.len() + kept.iter().position(|&q| q == d).unwrap_or(0);
@@ -349,7 +356,7 @@ impl Tensor {
                 Some(j) => {
                     let mut shape = vec![1; rank];
                     shape[0] = n;
-                    let c = idx.slice_along_axis(j, 1, 1)?.reshape(&shape)?;
+                    let c = column(&idx, j, k)?.reshape(&shape)?;
                     // A coordinate outside its axis could name another entry's flat position;
                     // one along axis 0 of stride 1 cannot (no product to wrap, nothing after
                     // it to alias), and the backend skips its positions outside by itself.

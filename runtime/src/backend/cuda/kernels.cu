@@ -537,6 +537,22 @@ __device__ __forceinline__ index_t line_at(index_t l, index_t len, index_t inner
     return (l / inner) * len * inner + l % inner + k * inner;
 }
 
+// Puts entries `pa` < `pb` in order: entry pb first when it sorts before pa, or, with
+// positions, when they tie and its position is the smaller (the order is then total, and the
+// result the stable one).
+template <typename T>
+__device__ __forceinline__ void compare_exchange(T* keys, s64* pos, index_t pa, index_t pb,
+                                                 int descending) {
+    T ka = keys[pa], kb = keys[pb];
+    bool swap = sort_before(kb, ka, descending);
+    if (pos) {
+        s64 ia = pos[pa], ib = pos[pb];
+        swap = swap || (!sort_before(ka, kb, descending) && ib < ia);
+        if (swap) { pos[pa] = ib; pos[pb] = ia; }
+    }
+    if (swap) { keys[pa] = kb; keys[pb] = ka; }
+}
+
 // The entries pair `q` of a step compares. Block sizes and distances are powers of two, so
 // masks and shifts stand in for 64-bit divisions, which cost tens of instructions each on a
 // GPU (the sort's steps are mostly this arithmetic).
@@ -569,15 +585,8 @@ __device__ void sort_step_body(index_t lines, index_t len, index_t inner, index_
         index_t l = t >> shift, q = t & (pairs - 1), a, b;
         sort_pair(q, size, half, flip, &a, &b);
         if (b >= len) continue;
-        index_t pa = line_at(l, len, inner, a), pb = line_at(l, len, inner, b);
-        T ka = keys[pa], kb = keys[pb];
-        bool swap = sort_before(kb, ka, descending);
-        if (pos) {
-            s64 ia = pos[pa], ib = pos[pb];
-            swap = swap || (!sort_before(ka, kb, descending) && ib < ia);
-            if (swap) { pos[pa] = ib; pos[pb] = ia; }
-        }
-        if (swap) { keys[pa] = kb; keys[pb] = ka; }
+        compare_exchange(keys, pos, line_at(l, len, inner, a), line_at(l, len, inner, b),
+                         descending);
     }
 }
 
@@ -597,14 +606,7 @@ __device__ __forceinline__ void tile_step(T* sk, s64* sp, index_t base, index_t 
         index_t a, b;
         sort_pair(q, size, half, flip, &a, &b);
         if (base + b >= len) continue;
-        T ka = sk[a], kb = sk[b];
-        bool swap = sort_before(kb, ka, descending);
-        if (with_pos) {
-            s64 ia = sp[a], ib = sp[b];
-            swap = swap || (!sort_before(ka, kb, descending) && ib < ia);
-            if (swap) { sp[a] = ib; sp[b] = ia; }
-        }
-        if (swap) { sk[a] = kb; sk[b] = ka; }
+        compare_exchange(sk, with_pos ? sp : (s64*)0, a, b, descending);
     }
     __syncthreads();
 }
