@@ -40,11 +40,8 @@ fn coordinate(device: Device, rank: usize, at: usize, dim: usize) -> Result<Tens
 
 /// Integer `indices` as s64, each limited to `0..size` (`clip` without its select, which only
 /// matters for gradients, and indices have none).
-fn clamped(indices: &Tensor, size: usize) -> Result<Tensor> {
-    let last = i64::try_from(size)
-        .unwrap_or(i64::MAX)
-        .saturating_sub(1)
-        .max(0);
+fn clamped(indices: &Tensor, shape: &[usize], axis: usize) -> Result<Tensor> {
+    let last = (axis_size(shape, axis) - 1).max(0);
     indices.as_type(DType::S64)?.max(0)?.min(last)
 }
 
@@ -56,6 +53,35 @@ fn column(indices: &Tensor, j: usize, k: usize) -> Result<Tensor> {
     } else {
         indices.slice_along_axis(j, 1, -1)
     }
+}
+
+/// One coordinate tensor per axis of `shape`, broadcasting to `out_shape` (the `lead` axes
+/// of the index rows, then one per axis not indexed): for axis `d` of `axes`, column `j` of
+/// the s64 `idx` (`k` columns) shaped as the lead axes, passed through `indexed(d, column)`
+/// (a clamp for reads, a range mask for writes); for an axis not indexed, `0..` its size in
+/// `out_shape`.
+fn coordinates(
+    device: Device,
+    shape: &[usize],
+    axes: &[usize],
+    (idx, k, lead): (&Tensor, usize, &[usize]),
+    out_shape: &[usize],
+    mut indexed: impl FnMut(usize, Tensor) -> Result<Tensor>,
+) -> Result<Vec<Tensor>> {
+    let rank = out_shape.len();
+    let mut column_shape = lead.to_vec();
+    column_shape.resize(rank, 1);
+    let mut kept = 0;
+    (0..shape.len())
+        .map(|d| match axes.iter().position(|&a| a == d) {
+            Some(j) => indexed(d, column(idx, j, k)?.reshape(&column_shape)?),
+            None => {
+                let at = lead.len() + kept;
+                kept += 1;
+                coordinate(device, rank, at, out_shape[at])
+            }
+        })
+        .collect()
 }
 
 /// The flat (row-major) positions in a tensor of `shape` of the entries whose coordinates
@@ -167,7 +193,7 @@ impl Tensor {
         let coords = (0..rank)
             .map(|d| {
                 if d == axis {
-                    clamped(&indices.to_device(device)?, self.shape()[axis])
+                    clamped(&indices.to_device(device)?, self.shape(), axis)
                 } else {
                     coordinate(device, rank, d, out_shape[d])
                 }
@@ -214,23 +240,15 @@ impl Tensor {
                 message: format!("{} has an empty indexed axis", self.signature()),
             });
         }
-        let rank = out_shape.len();
         let idx = indices.to_device(device)?.as_type(DType::S64)?;
-        let mut coords = Vec::with_capacity(self.rank());
-        for d in 0..self.rank() {
-            coords.push(match axes.iter().position(|&a| a == d) {
-                Some(j) => {
-                    // Column j of the indices, with size-1 axes for the kept ones.
-                    let mut shape = batch.to_vec();
-                    shape.resize(rank, 1);
-                    clamped(&column(&idx, j, k)?.reshape(&shape)?, self.shape()[d])?
-                }
-                None => {
-                    let at = batch.len() + kept.iter().position(|&q| q == d).unwrap_or(0);
-                    coordinate(device, rank, at, self.shape()[d])?
-                }
-            });
-        }
+        let coords = coordinates(
+            device,
+            self.shape(),
+            &axes,
+            (&idx, k, batch),
+            &out_shape,
+            |d, c| clamped(&c, self.shape(), d),
+        )?;
         let positions = flat_positions(self.shape(), &coords, &out_shape)?;
         self.gather_flat(&positions)
     }
@@ -347,42 +365,37 @@ impl Tensor {
         let device = resolve_device(op, None, &[self, &indices, &updates])?;
         let target = self.prepared(dtype, device)?;
         let idx = indices.to_device(device)?.as_type(DType::S64)?;
-        let rank = updates.rank();
         let out_shape = updates.shape().to_vec();
-        let mut coords = Vec::with_capacity(self.rank());
         let mut inside: Option<Tensor> = None;
-        for d in 0..self.rank() {
-            coords.push(match axes.iter().position(|&a| a == d) {
-                Some(j) => {
-                    let mut shape = vec![1; rank];
-                    shape[0] = n;
-                    let c = column(&idx, j, k)?.reshape(&shape)?;
-                    // A coordinate outside its axis could name another entry's flat position;
-                    // one along axis 0 of stride 1 cannot (no product to wrap, nothing after
-                    // it to alias), and the backend skips its positions outside by itself.
-                    if d > 0 || numel(&self.shape()[1..]) != 1 {
-                        let ok = c
-                            .greater_equal(0)?
-                            .logical_and(&c.less(axis_size(self.shape(), d))?)?;
-                        inside = Some(match inside {
-                            Some(all) => all.logical_and(&ok)?,
-                            None => ok,
-                        });
-                    }
-                    c
+        let coords = coordinates(
+            device,
+            self.shape(),
+            &axes,
+            (&idx, k, &[n]),
+            &out_shape,
+            |d, c| {
+                // A coordinate outside its axis could name another entry's flat position;
+                // one along axis 0 of stride 1 cannot (no product to wrap, nothing after it
+                // to alias), and the backend skips its positions outside by itself.
+                if d > 0 || numel(&self.shape()[1..]) != 1 {
+                    let ok = c
+                        .greater_equal(0)?
+                        .logical_and(&c.less(axis_size(self.shape(), d))?)?;
+                    inside = Some(match inside.take() {
+                        Some(all) => all.logical_and(&ok)?,
+                        None => ok,
+                    });
                 }
-                None => {
-                    let at = 1 + kept.iter().position(|&q| q == d).unwrap_or(0);
-                    coordinate(device, rank, at, out_shape[at])?
-                }
-            });
-        }
+                Ok(c)
+            },
+        )?;
         let positions = flat_positions(self.shape(), &coords, &out_shape)?;
         let positions = match inside {
             Some(ok) => ok.select(&positions, -1i64)?,
             None => positions,
         };
-        target.scatter_flat(mode, &positions, &updates.prepared(dtype, device)?)
+        // scatter_flat converts the updates to the target's (merged) dtype.
+        target.scatter_flat(mode, &positions, &updates)
     }
 }
 

@@ -65,6 +65,18 @@ impl Tensor {
         run(device, kernel, &[self], self.shape().to_vec())
     }
 
+    /// `axis` normalised and its size, which a statistic along it needs to be above 0.
+    fn nonempty_axis(&self, op: &'static str, axis: isize) -> Result<(usize, usize)> {
+        let a = normalize_axis(op, axis, self.shape())?;
+        match self.shape()[a] {
+            0 => Err(Error::InvalidArgument {
+                op,
+                message: format!("axis {a} of {} is empty", self.signature()),
+            }),
+            n => Ok((a, n)),
+        }
+    }
+
     /// The `k` largest entries along the last axis and their positions (s32), largest first,
     /// as `Nx.top_k(t, k: k)`: NaN counts as the largest, and equal entries come in order of
     /// position.
@@ -110,14 +122,7 @@ impl Tensor {
                 at(n / 2 - 1)?.add(&at(n / 2)?)?.divide(2)
             };
         };
-        let a = normalize_axis("median", axis, self.shape())?;
-        let n = self.shape()[a];
-        if n == 0 {
-            return Err(Error::InvalidArgument {
-                op: "median",
-                message: format!("axis {a} of {} is empty", self.signature()),
-            });
-        }
+        let (_, n) = self.nonempty_axis("median", axis)?;
         let sorted = self.sort(axis, Direction::Asc)?;
         if n % 2 == 1 {
             let middle = sorted.slice_along_axis(n / 2, 1, axis)?;
@@ -151,14 +156,7 @@ impl Tensor {
                 Ok(m)
             };
         };
-        let a = normalize_axis("mode", axis, self.shape())?;
-        let n = self.shape()[a];
-        if n == 0 {
-            return Err(Error::InvalidArgument {
-                op: "mode",
-                message: format!("axis {a} of {} is empty", self.signature()),
-            });
-        }
+        let (a, n) = self.nonempty_axis("mode", axis)?;
         let sorted = self.sort(axis, Direction::Asc)?;
         // Entries of one value are neighbours once sorted: number the runs along the axis.
         let starts = sorted
