@@ -234,8 +234,8 @@ def test_05_training_an_mlp(nb05):
     batches = [l for l in lines if re.match(r"batch \d+: ", l)]
     assert len(batches) == 8, batches
     assert all(l.endswith(f"on sim:{i % 2}") for i, l in enumerate(batches)), batches
-    assert batches[-1] == "batch 8: s64[208] on sim:1", batches
-    assert "gathered: s64[2000] on host:0, 100.00% equal to one device's predictions" in out
+    assert batches[-1] == "batch 8: s32[208] on sim:1", batches
+    assert "gathered: s32[2000] on host:0, 100.00% equal to one device's predictions" in out
     assert "batches per device: sim:0 8, sim:1 8" in out
     line = next(l for l in lines if l.startswith("20 steps over sim:0 and sim:1"))
     assert float(line.split()[-1]) < 1e-4, line

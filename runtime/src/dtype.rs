@@ -10,7 +10,7 @@ pub enum DType {
     U8,
     /// Signed 32-bit integer (`s32`).
     S32,
-    /// Signed 64-bit integer (`s64`); the result type of integer sums and of argmax/argmin.
+    /// Signed 64-bit integer (`s64`).
     S64,
     /// 32-bit float (`f32`).
     F32,
@@ -51,12 +51,14 @@ impl DType {
         }
     }
 
-    /// The accumulator type for sum and product: integers accumulate in s64, as Nx does.
+    /// The result type of sum and product, Nx's `Nx.Type.to_aggregate`: signed integers keep
+    /// 32 bits (wrapping as Nx wraps) unless they already have 64, floats keep their type. Nx
+    /// sums `u8` into `u32`; tensorbook has no `u32` yet, so `u8` sums into `s64`, which holds
+    /// every `u32` total exactly (it differs from Nx only past 2^32, where `u32` wraps).
     pub fn accumulator(self) -> DType {
-        if self.is_float() {
-            self
-        } else {
-            DType::S64
+        match self {
+            DType::U8 => DType::S64,
+            other => other,
         }
     }
 
@@ -96,5 +98,7 @@ mod tests {
         assert_eq!(DType::F32.promote(DType::F64), DType::F64);
         assert_eq!(DType::S32.to_float(), DType::F32);
         assert_eq!(DType::U8.accumulator(), DType::S64);
+        assert_eq!(DType::S32.accumulator(), DType::S32);
+        assert_eq!(DType::S64.accumulator(), DType::S64);
     }
 }

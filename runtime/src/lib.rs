@@ -88,6 +88,7 @@ pub use notebook::{
     Html, Svg,
 };
 pub use ops::pad::PadMode;
+pub use ops::reduce::TieBreak;
 pub use ops::shape::SplitAt;
 pub use ops::sort::Direction;
 pub use ops::{merge_number, Leftover, Operand};

@@ -21,11 +21,11 @@ fn known_values() {
         3.5
     );
     assert_eq!(
-        a.argmax(Some(1), false).unwrap().to_vec::<i64>().unwrap(),
+        a.argmax(Some(1), false).unwrap().to_vec::<i32>().unwrap(),
         vec![2, 2]
     );
     assert_eq!(
-        a.argmin(None, false).unwrap().to_scalar::<i64>().unwrap(),
+        a.argmin(None, false).unwrap().to_scalar::<i32>().unwrap(),
         0
     );
     assert_eq!(
@@ -37,7 +37,7 @@ fn known_values() {
     assert_eq!(v.dot(&v).unwrap().shape(), &[] as &[usize]);
     let i = host().from_vec(vec![7i32, 2], &[2]).unwrap();
     assert_eq!(i.divide(2).unwrap().dtype(), DType::F32);
-    assert_eq!(i.sum(None, false).unwrap().dtype(), DType::S64);
+    assert_eq!(i.sum(None, false).unwrap().dtype(), DType::S32);
     assert_eq!(i.exp().unwrap().dtype(), DType::F32);
     assert_eq!(i.less(5).unwrap().to_vec::<u8>().unwrap(), vec![0, 1]);
     assert_eq!(i.add(0.5).unwrap().to_vec::<f32>().unwrap(), vec![7.5, 2.5]);

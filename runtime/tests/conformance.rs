@@ -427,7 +427,7 @@ fn long_vectors_arg_reduce_to_the_first_best() {
     });
     let flat = nans.reshape(&[n]).unwrap();
     assert_eq!(
-        flat.argmax(None, false).unwrap().to_vec::<i64>().unwrap(),
+        flat.argmax(None, false).unwrap().to_vec::<i32>().unwrap(),
         vec![140_000]
     );
 }
@@ -488,7 +488,7 @@ fn arg_reductions_across_blocks() {
     assert_eq!(
         host.argmax(Some(1), false)
             .unwrap()
-            .to_vec::<i64>()
+            .to_vec::<i32>()
             .unwrap(),
         vec![1500, 10, 2500, 2, 0, 0]
     );

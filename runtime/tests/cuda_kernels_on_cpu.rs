@@ -19,7 +19,7 @@ use tensorbook::testing::cuda;
 use tensorbook::testing::cuda::kernels::{self, ShapeArg, ViewArg};
 use tensorbook::testing::ir::{BinaryOp, ReduceOp, Strided, UnaryOp};
 use tensorbook::testing::{broadcast_shapes, broadcast_strides, strides};
-use tensorbook::{on, DType, Device, Direction, Tensor};
+use tensorbook::{on, DType, Device, Direction, Tensor, TieBreak};
 
 /// CUDA's built-ins for a host compiler. `blockIdx`, `threadIdx`, `blockDim` and `gridDim` are
 /// globals the test sets before each emulated thread.
@@ -559,10 +559,11 @@ fn reductions_and_arg_reductions_match_binary() {
         }
         let x = with_nans(&random(9, dtype, &[2, 5, 3]));
         for want_max in [1, 0] {
+            // The kernel writes s64 positions; the s32 of argmax is a cast after it.
             let expected = if want_max == 1 {
-                x.argmax(Some(1), false)
+                x.argmax_with(Some(1), false, TieBreak::Low, DType::S64)
             } else {
-                x.argmin(Some(1), false)
+                x.argmin_with(Some(1), false, TieBreak::Low, DType::S64)
             }
             .unwrap();
             let rx = raw(&x);

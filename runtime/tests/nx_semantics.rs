@@ -1489,3 +1489,67 @@ fn indexed_ops_follow_nx_documented_examples() {
         assert_eq!(ints(skipped), [0, 7, 0]);
     }
 }
+
+/// `Nx.Type.to_aggregate`: integer sums and products keep 32 bits (and wrap there); 64-bit
+/// stays 64-bit. `argmax`/`argmin` answer s32 unless `type:` says otherwise, and
+/// `tie_break: :high` picks the last of equal extremes (Nx's documented examples).
+#[test]
+fn aggregate_types_and_argmax_options_follow_nx() {
+    use tensorbook::TieBreak;
+    for d in devices() {
+        let place = on(d);
+        let s32 = place.from_vec(vec![1i32, 2, 3], &[3]).unwrap();
+        let sum = s32.sum(None, false).unwrap();
+        assert_eq!(
+            (sum.dtype(), sum.to_scalar::<i32>().unwrap()),
+            (DType::S32, 6)
+        );
+        let big = place.from_vec(vec![i32::MAX, 1], &[2]).unwrap();
+        assert_eq!(
+            big.sum(None, false).unwrap().to_scalar::<i32>().unwrap(),
+            i32::MIN,
+            "s32 sums wrap as Nx's do"
+        );
+        let product = s32.product(Some(&[0]), false).unwrap();
+        assert_eq!(product.dtype(), DType::S32);
+        let s64 = place.from_vec(vec![1i64, 2], &[2]).unwrap();
+        assert_eq!(s64.sum(None, false).unwrap().dtype(), DType::S64);
+        let f = place.from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
+        assert_eq!(f.sum(None, false).unwrap().dtype(), DType::F32);
+
+        let t = place
+            .from_vec(vec![4i32, 2, 3, 1, -5, 3, 6, 2, 3, 4, 8, 3], &[2, 2, 3])
+            .unwrap();
+        let i32s = |t: Tensor| {
+            assert_eq!(t.dtype(), DType::S32, "{t:?}");
+            t.to_vec::<i32>().unwrap()
+        };
+        assert_eq!(i32s(t.argmax(None, false).unwrap()), [10]);
+        assert_eq!(i32s(t.argmax(Some(0), false).unwrap()), [1, 0, 0, 1, 1, 0]);
+        assert_eq!(i32s(t.argmax(Some(1), false).unwrap()), [0, 0, 0, 0, 1, 0]);
+        assert_eq!(i32s(t.argmax(Some(2), false).unwrap()), [0, 2, 0, 1]);
+        let high = t
+            .argmax_with(Some(1), false, TieBreak::High, DType::S64)
+            .unwrap();
+        assert_eq!(high.dtype(), DType::S64);
+        assert_eq!(high.to_vec::<i64>().unwrap(), [0, 0, 1, 0, 1, 1]);
+        assert_eq!(t.argmax(Some(1), true).unwrap().shape(), &[2, 1, 3]);
+        // Without an axis the result is a scalar whatever keep_axis says.
+        assert_eq!(t.argmax(None, true).unwrap().shape(), &[] as &[usize]);
+        assert_eq!(i32s(t.argmin(None, false).unwrap()), [4]);
+        assert_eq!(i32s(t.argmin(Some(0), false).unwrap()), [0, 0, 0, 0, 0, 0]);
+        assert_eq!(i32s(t.argmin(Some(1), false).unwrap()), [1, 1, 0, 1, 0, 0]);
+        assert_eq!(i32s(t.argmin(Some(2), false).unwrap()), [1, 1, 1, 2]);
+        let high = t
+            .argmin_with(Some(1), false, TieBreak::High, DType::U8)
+            .unwrap();
+        assert_eq!(high.to_vec::<u8>().unwrap(), [1, 1, 1, 1, 0, 1]);
+        let nan = place.from_vec(vec![2.0f32, f32::NAN, 4.0], &[3]).unwrap();
+        assert_eq!(i32s(nan.argmax(None, false).unwrap()), [1]);
+        let err = t
+            .argmax_with(None, false, TieBreak::Low, DType::F32)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("argmax") && err.contains("f32"), "{err}");
+    }
+}

@@ -21,7 +21,7 @@ mod logical;
 mod matmul;
 mod operators;
 pub(crate) mod pad;
-mod reduce;
+pub(crate) mod reduce;
 pub(crate) mod shape;
 pub(crate) mod sort;
 

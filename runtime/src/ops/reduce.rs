@@ -38,7 +38,8 @@ impl Tensor {
         }
     }
 
-    /// Sum over `axes` (all when `None`); integers sum in s64.
+    /// Sum over `axes` (all when `None`); `s32` sums stay `s32` and wrap, as Nx's do (`u8`
+    /// sums into `s64`: see [`DType::accumulator`]).
     pub fn sum(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
         self.reduce_op(
             ReduceOp::Sum,
@@ -49,7 +50,7 @@ impl Tensor {
         )
     }
 
-    /// Product over `axes` (all when `None`); integers multiply in s64.
+    /// Product over `axes` (all when `None`); the result type is sum's.
     pub fn product(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
         self.reduce_op(
             ReduceOp::Product,
@@ -208,41 +209,92 @@ impl Tensor {
         op: ArgOp,
         name: &'static str,
         axis: Option<isize>,
-        keep_axes: bool,
+        keep_axis: bool,
+        tie_break: TieBreak,
+        dtype: DType,
     ) -> Result<Tensor> {
+        if dtype.is_float() {
+            return Err(Error::InvalidArgument {
+                op: name,
+                message: format!("type: must be an integer type, got {dtype}"),
+            });
+        }
+        // With no axis Nx reduces the flattened tensor to a scalar, whatever keep_axis says.
         let (x, axis) = match axis {
             Some(a) => (self.clone(), normalize_axis(name, a, self.shape())?),
             None => (self.reshape(&[self.size()])?, 0),
         };
-        if x.shape()[axis] == 0 {
+        let length = x.shape()[axis];
+        if length == 0 {
             return Err(Error::InvalidArgument {
                 op: name,
                 message: format!("axis {axis} of {} is empty", self.signature()),
             });
         }
         let device = resolve_device(name, None, &[self])?;
-        let shape = match (keep_axes, x.rank() == self.rank()) {
-            (true, true) => reduced_shape(self.shape(), &[axis], true),
-            (true, false) => vec![1; self.rank()],
-            (false, _) => reduced_shape(x.shape(), &[axis], false),
+        let shape = reduced_shape(x.shape(), &[axis], keep_axis && x.rank() == self.rank());
+        // The kernels keep the first of equal candidates; the last one is the first of the
+        // reversed axis, counted back from the end.
+        let x = match tie_break {
+            TieBreak::Low => x,
+            TieBreak::High => x.reverse(Some(&[axis as isize]))?,
         };
         let kernel = Op::ArgReduce {
             op,
             shape: x.shape().to_vec(),
             axis,
         };
-        run(device, kernel, &[&x], shape)
+        let index = run(device, kernel, &[&x], shape)?;
+        let index = match tie_break {
+            TieBreak::Low => index,
+            TieBreak::High => index.negate()?.add(length - 1)?,
+        };
+        index.as_type(dtype)
     }
 
-    /// Index of the first maximum along `axis` (over all elements, flattened, when `None`), s64.
-    pub fn argmax(&self, axis: Option<isize>, keep_axes: bool) -> Result<Tensor> {
-        self.arg_op(ArgOp::ArgMax, "argmax", axis, keep_axes)
+    /// Index of the first maximum along `axis` (of the flattened tensor when `None`), as s32:
+    /// Nx's `argmax(t, axis:, keep_axis:)`. A NaN is the maximum.
+    pub fn argmax(&self, axis: Option<isize>, keep_axis: bool) -> Result<Tensor> {
+        self.argmax_with(axis, keep_axis, TieBreak::Low, DType::S32)
     }
 
-    /// Index of the first minimum along `axis` (over all elements, flattened, when `None`), s64.
-    pub fn argmin(&self, axis: Option<isize>, keep_axes: bool) -> Result<Tensor> {
-        self.arg_op(ArgOp::ArgMin, "argmin", axis, keep_axes)
+    /// Index of the first minimum along `axis` (of the flattened tensor when `None`), as s32:
+    /// Nx's `argmin(t, axis:, keep_axis:)`. A NaN is the minimum.
+    pub fn argmin(&self, axis: Option<isize>, keep_axis: bool) -> Result<Tensor> {
+        self.argmin_with(axis, keep_axis, TieBreak::Low, DType::S32)
     }
+
+    /// `argmax` with Nx's `tie_break:` (which of equal maxima) and `type:` (an integer dtype).
+    pub fn argmax_with(
+        &self,
+        axis: Option<isize>,
+        keep_axis: bool,
+        tie_break: TieBreak,
+        dtype: DType,
+    ) -> Result<Tensor> {
+        self.arg_op(ArgOp::ArgMax, "argmax", axis, keep_axis, tie_break, dtype)
+    }
+
+    /// `argmin` with Nx's `tie_break:` (which of equal minima) and `type:` (an integer dtype).
+    pub fn argmin_with(
+        &self,
+        axis: Option<isize>,
+        keep_axis: bool,
+        tie_break: TieBreak,
+        dtype: DType,
+    ) -> Result<Tensor> {
+        self.arg_op(ArgOp::ArgMin, "argmin", axis, keep_axis, tie_break, dtype)
+    }
+}
+
+/// Which of several equal extremes `argmax_with`/`argmin_with` report (Nx's `tie_break:`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TieBreak {
+    /// The lowest index (`:low`, Nx's default).
+    #[default]
+    Low,
+    /// The highest index (`:high`).
+    High,
 }
 
 pub(super) fn reduced_shape(shape: &[usize], axes: &[usize], keep_axes: bool) -> Vec<usize> {
