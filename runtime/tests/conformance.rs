@@ -156,6 +156,7 @@ proptest! {
         let sa = make(ra, if ra == 1 { vec![k] } else { vec![m, k] });
         let sb = make(rb, if rb == 1 { vec![k] } else { vec![k, n] });
         let inputs = [random(seed, d, &sa), random(seed ^ 7, d, &sb)];
+        conform(&format!("matmul {d}{sa:?}.{sb:?}"), &inputs, |t| t[0].matmul(&t[1]));
         conform(&format!("dot {d}{sa:?}.{sb:?}"), &inputs, |t| t[0].dot(&t[1]));
     }
 
@@ -362,7 +363,17 @@ fn large_shapes_take_the_fast_paths() {
     }
     let b = random(3, DType::F64, &[4, 96, 64]);
     let c = random(4, DType::F64, &[64, 80]);
-    conform("batched dot f64", &[b, c], |t| t[0].dot(&t[1]));
+    conform("batched matmul f64", &[b.clone(), c.clone()], |t| {
+        t[0].matmul(&t[1])
+    });
+    conform("dot f64 [4,96,64].[64,80]", &[b, c], |t| t[0].dot(&t[1]));
+    let u = random(13, DType::F32, &[3, 5, 7, 4]);
+    let v = random(14, DType::F32, &[3, 4, 2, 5]);
+    conform(
+        "dot_general batch [0], contract [3] with [1]",
+        &[u, v],
+        |t| t[0].dot_general(&[3, 1], &[0], &t[1], &[1, 3], &[0]),
+    );
     let i = random(5, DType::S32, &[70, 50]);
     let j = random(6, DType::S32, &[50, 40]);
     conform("dot s32", &[i, j], |t| t[0].dot(&t[1]));

@@ -845,3 +845,25 @@ fn sort_and_indexed_gradients_match_central_differences() {
     ];
     check_weighted_sums(&cases);
 }
+
+/// Nx's `dot` forms are a transpose, a reshape and the matrix product; their gradients come
+/// from those rules and must agree with central differences for either operand.
+#[test]
+fn dot_contractions_differentiate_through_either_operand() {
+    let cases: [(&'static str, UnaryCase); 4] = [
+        ("dot of a rank-3 by x", |x| {
+            let cube = on(x.device()).iota(DType::F64, &[2, 2, 2], None)?.sin()?;
+            cube.reshape(&[2, 2, 2])?
+                .dot(&x.slice(&[0, 0], &[2, 3], None)?)
+        }),
+        ("dot_axes over axis 0 of both", |x| {
+            x.dot_axes(&[0], x, &[0])
+        }),
+        ("dot_general with a batch axis", |x| {
+            let other = on(x.device()).iota(DType::F64, &[2, 3, 4], None)?.cos()?;
+            x.dot_general(&[1], &[0], &other, &[1], &[0])
+        }),
+        ("outer", |x| x.outer(&x.sum(Some(&[0]), false)?)),
+    ];
+    check_weighted_sums(&cases);
+}

@@ -1553,3 +1553,133 @@ fn aggregate_types_and_argmax_options_follow_nx() {
         assert!(err.contains("argmax") && err.contains("f32"), "{err}");
     }
 }
+
+/// `Nx.dot/2`, `dot/4` and `dot/6` as documented: the last axis of the left meets the
+/// second-to-last of the right and every other axis stays; contraction and batch axes pair
+/// in order; the errors are Nx's. `matmul` keeps NumPy's broadcasting batches.
+#[test]
+fn dot_follows_nx_documented_examples() {
+    for d in devices() {
+        let place = on(d);
+        let v = |x: Vec<i32>, s: &[usize]| place.from_vec(x, s).unwrap();
+        let ints = |t: Tensor| {
+            assert_eq!(t.dtype(), DType::S32, "{t:?}");
+            (t.shape().to_vec(), t.to_vec::<i32>().unwrap())
+        };
+        let cube = v(
+            vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+            &[2, 3, 3],
+        );
+        let right = v(vec![1, 2, 3, 3, 4, 5, 5, 6, 7], &[1, 3, 3]);
+        let (shape, values) = ints(cube.dot(&right).unwrap());
+        assert_eq!(shape, [2, 3, 1, 3]);
+        assert_eq!(
+            values,
+            [22, 28, 34, 49, 64, 79, 76, 100, 124, 22, 28, 34, 49, 64, 79, 76, 100, 124]
+        );
+        let left = v(vec![1, 2, 3, 4, 5, 6, 7, 8], &[2, 2, 2]);
+        assert_eq!(
+            ints(left.dot(&v(vec![5, 10], &[2])).unwrap()),
+            (vec![2, 2], vec![25, 55, 85, 115])
+        );
+        assert_eq!(
+            ints(
+                v(vec![5, 10], &[2])
+                    .dot(&v(vec![1, 2, 3, 4, 5, 6], &[2, 3]))
+                    .unwrap()
+            ),
+            (vec![3], vec![45, 60, 75])
+        );
+        let mixed = v(vec![1, 2, 3, 4, 5, 6], &[2, 3])
+            .dot(
+                &place
+                    .from_vec(vec![7.0f32, 8.0, 9.0, 10.0, 11.0, 12.0], &[3, 2])
+                    .unwrap(),
+            )
+            .unwrap();
+        assert_eq!(mixed.dtype(), DType::F32);
+        assert_eq!(mixed.to_vec::<f32>().unwrap(), [58.0, 64.0, 139.0, 154.0]);
+
+        let t1 = v(vec![1, 2, 3, 4], &[2, 2]);
+        let t2 = v(vec![10, 20, 30, 40], &[2, 2]);
+        let four = |a: isize, b: isize| ints(t1.dot_axes(&[a], &t2, &[b]).unwrap()).1;
+        assert_eq!(four(0, 0), [100, 140, 140, 200]);
+        assert_eq!(four(0, 1), [70, 150, 100, 220]);
+        assert_eq!(four(1, 0), [70, 100, 150, 220]);
+        assert_eq!(four(1, 1), [50, 110, 110, 250]);
+        assert_eq!(
+            ints(t1.dot_axes(&[0, 1], &t2, &[0, 1]).unwrap()),
+            (vec![], vec![300])
+        );
+        let (shape, values) = ints(t1.dot_axes(&[], &t2, &[]).unwrap());
+        assert_eq!(shape, [2, 2, 2, 2]);
+        assert_eq!(&values[..8], [10, 20, 30, 40, 20, 40, 60, 80]);
+        let f1 = place
+            .from_vec(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3])
+            .unwrap();
+        let f2 = place
+            .from_vec(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[3, 2])
+            .unwrap();
+        assert_eq!(
+            f1.dot_axes(&[0, 1], &f2, &[1, 0])
+                .unwrap()
+                .to_scalar::<f32>()
+                .unwrap(),
+            50.0
+        );
+
+        let u = v(vec![1, 2], &[2, 1, 1]);
+        let w = v(vec![3, 4], &[2, 1, 1]);
+        assert_eq!(
+            ints(u.dot_general(&[2], &[0], &w, &[2], &[0]).unwrap()),
+            (vec![2, 1, 1], vec![3, 8])
+        );
+        let u = v(vec![1, 1, 2, 2], &[2, 1, 2]);
+        let w = v(vec![3, 3, 4, 4], &[2, 2, 1]);
+        assert_eq!(
+            ints(u.dot_general(&[2], &[0], &w, &[1], &[0]).unwrap()),
+            (vec![2, 1, 1], vec![6, 16])
+        );
+        let message = |r: tensorbook::Result<Tensor>| r.unwrap_err().to_string();
+        let cases = [
+            (
+                message(u.dot_general(&[2], &[0], &w, &[1], &[])),
+                "right tensor must be batched if left tensor is batched",
+            ),
+            (
+                message(u.dot_general(&[2], &[], &w, &[1], &[0])),
+                "left tensor must be batched if right tensor is batched",
+            ),
+            (
+                message(u.dot_general(&[2], &[1], &w, &[1], &[0])),
+                "batch axes must be successive dimensions starting from 0, got [1]",
+            ),
+            (
+                message(u.dot_general(&[0], &[0], &w, &[1], &[0])),
+                "cannot be in contract axes",
+            ),
+            (
+                message(v(vec![1, 2, 3], &[3]).dot(&v(vec![1, 2], &[2]))),
+                "dimension 0 of left-side (3) does not equal dimension 0 of right-side (2)",
+            ),
+        ];
+        for (got, want) in cases {
+            assert!(got.contains(want), "{got} should say {want}");
+        }
+
+        assert_eq!(
+            ints(
+                v(vec![1, 2, 3], &[3])
+                    .outer(&v(vec![10, 20], &[2]))
+                    .unwrap()
+            ),
+            (vec![3, 2], vec![10, 20, 20, 40, 30, 60])
+        );
+        let batched = place
+            .iota(DType::F32, &[8, 1, 4, 5], None)
+            .unwrap()
+            .matmul(&place.iota(DType::F32, &[3, 5, 6], None).unwrap())
+            .unwrap();
+        assert_eq!(batched.shape(), &[8, 3, 4, 6]);
+    }
+}

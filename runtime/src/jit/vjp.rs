@@ -524,9 +524,9 @@ fn matmul(dims: &MatmulDims, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<T
     let two_d = batch == 1;
     let da = if site.wants(0) {
         let product = if two_d && k.saturating_mul(n) > m.saturating_mul(n + k) {
-            last_two(&b.dot(&last_two(&g)?)?)?
+            last_two(&b.matmul(&last_two(&g)?)?)?
         } else {
-            g.dot(&last_two(&b)?)?
+            g.matmul(&last_two(&b)?)?
         };
         Some(fold(product, lhs_batch_stride == 0)?)
     } else {
@@ -534,9 +534,9 @@ fn matmul(dims: &MatmulDims, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<T
     };
     let db = if site.wants(1) {
         let product = if two_d && m.saturating_mul(k) > n.saturating_mul(m + k) {
-            last_two(&last_two(&g)?.dot(&a)?)?
+            last_two(&last_two(&g)?.matmul(&a)?)?
         } else {
-            last_two(&a)?.dot(&g)?
+            last_two(&a)?.matmul(&g)?
         };
         Some(fold(product, rhs_batch_stride == 0)?)
     } else {
@@ -654,7 +654,7 @@ fn take(
         }
         let one_hot = Tensor::from_host(Buffer::F64(one_hot), shape.to_vec(), site.device)?
             .as_type(g.dtype())?;
-        one_hot.dot(&g)?
+        one_hot.matmul(&g)?
     };
     back.reshape(shape)
 }

@@ -187,7 +187,7 @@ impl Tensor {
         swap.swap(centred.rank() - 2, centred.rank() - 1);
         centred
             .transpose(Some(&swap))?
-            .dot(&centred)?
+            .matmul(&centred)?
             .divide(n as f64 - ddof as f64)
     }
 
