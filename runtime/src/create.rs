@@ -153,6 +153,21 @@ impl Factory {
             .as_type(dtype)
     }
 
+    /// An `n`×`m` u8 mask with 1 at and below diagonal `k` (above the main one when
+    /// positive), as `Nx.tri(n, m, k: k)`.
+    pub fn tri(&self, n: usize, m: usize, k: isize) -> Result<Tensor> {
+        let shape = [n, m];
+        let len = checked_len(&shape, DType::U8)?;
+        let mut v = try_alloc(len, 0u8, &shape)?;
+        for (i, row) in v.chunks_mut(m.max(1)).enumerate().take(n) {
+            for (j, x) in row.iter_mut().enumerate() {
+                // j <= i + k, in i128 so no offset overflows.
+                *x = u8::from((j as i128) <= (i as i128) + (k as i128));
+            }
+        }
+        self.place(Buffer::U8(v), &shape)
+    }
+
     /// The `n`×`n` identity matrix.
     pub fn eye(&self, dtype: DType, n: usize) -> Result<Tensor> {
         let shape = [n, n];
@@ -328,6 +343,10 @@ impl Tensor {
         endpoint: bool,
     ) -> Result<Tensor> {
         Factory::session_default().linspace_with(start, stop, n, dtype, endpoint)
+    }
+    /// See [`Factory::tri`].
+    pub fn tri(n: usize, m: usize, k: isize) -> Result<Tensor> {
+        Factory::session_default().tri(n, m, k)
     }
     /// See [`Factory::eye`].
     pub fn eye(dtype: DType, n: usize) -> Result<Tensor> {

@@ -846,11 +846,18 @@ fn sort_and_indexed_gradients_match_central_differences() {
     check_weighted_sums(&cases);
 }
 
-/// Nx's `dot` forms are a transpose, a reshape and the matrix product; their gradients come
-/// from those rules and must agree with central differences for either operand.
+/// Nx's `dot` forms are a transpose, a reshape and the matrix product, the triangles a select
+/// and the diagonals a gather or an indexed_put; their gradients come from those rules and
+/// must agree with central differences.
 #[test]
-fn dot_contractions_differentiate_through_either_operand() {
-    let cases: [(&'static str, UnaryCase); 4] = [
+fn products_triangles_and_diagonals_differentiate() {
+    let cases: [(&'static str, UnaryCase); 8] = [
+        ("tril", |x| x.tril(0)),
+        ("triu above the main diagonal", |x| x.triu(1)),
+        ("take_diagonal", |x| x.take_diagonal(1)),
+        ("put_diagonal of the diagonal and around it", |x| {
+            x.put_diagonal(&x.take_diagonal(0)?.exp()?, 0)
+        }),
         ("dot of a rank-3 by x", |x| {
             let cube = on(x.device()).iota(DType::F64, &[2, 2, 2], None)?.sin()?;
             cube.reshape(&[2, 2, 2])?

@@ -1683,3 +1683,131 @@ fn dot_follows_nx_documented_examples() {
         assert_eq!(batched.shape(), &[8, 3, 4, 6]);
     }
 }
+
+/// `Nx.tri`, `tril`, `triu`, `take_diagonal`, `make_diagonal` and `put_diagonal` on Nx's
+/// documented examples, errors included.
+#[test]
+fn triangles_and_diagonals_follow_nx_documented_examples() {
+    for d in devices() {
+        let place = on(d);
+        let v = |x: Vec<i32>, s: &[usize]| place.from_vec(x, s).unwrap();
+        let ints = |t: Tensor| (t.shape().to_vec(), t.to_vec::<i32>().unwrap());
+        let m = v((1..=9).collect(), &[3, 3]);
+        assert_eq!(ints(m.tril(0).unwrap()).1, [1, 0, 0, 4, 5, 0, 7, 8, 9]);
+        assert_eq!(ints(m.tril(1).unwrap()).1, [1, 2, 0, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(ints(m.triu(0).unwrap()).1, [1, 2, 3, 0, 5, 6, 0, 0, 9]);
+        assert_eq!(ints(m.triu(1).unwrap()).1, [0, 2, 3, 0, 0, 6, 0, 0, 0]);
+        let batch = place.iota(DType::S32, &[2, 3, 4], None).unwrap();
+        let (shape, low) = ints(batch.tril(0).unwrap());
+        assert_eq!(shape, [2, 3, 4]);
+        assert_eq!(&low[12..], [12, 0, 0, 0, 16, 17, 0, 0, 20, 21, 22, 0]);
+        let err = place
+            .iota(DType::S32, &[6], None)
+            .unwrap()
+            .tril(0)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("at least 2 dimensions"), "{err}");
+        let tri = place.tri(3, 3, 0).unwrap();
+        assert_eq!(tri.dtype(), DType::U8);
+        assert_eq!(tri.to_vec::<u8>().unwrap(), [1, 0, 0, 1, 1, 0, 1, 1, 1]);
+        assert_eq!(
+            place.tri(3, 3, 1).unwrap().to_vec::<u8>().unwrap(),
+            [1, 1, 0, 1, 1, 1, 1, 1, 1]
+        );
+
+        let iota = |s: &[usize]| place.iota(DType::S32, s, None).unwrap();
+        assert_eq!(
+            ints(iota(&[3, 3]).take_diagonal(0).unwrap()),
+            (vec![3], vec![0, 4, 8])
+        );
+        assert_eq!(ints(iota(&[3, 3]).take_diagonal(1).unwrap()).1, [1, 5]);
+        assert_eq!(ints(iota(&[3, 3]).take_diagonal(-1).unwrap()).1, [3, 7]);
+        assert_eq!(
+            ints(iota(&[3, 2, 2]).take_diagonal(0).unwrap()),
+            (vec![3, 2], vec![0, 3, 4, 7, 8, 11])
+        );
+        assert_eq!(
+            ints(iota(&[3, 2, 2]).take_diagonal(-1).unwrap()),
+            (vec![3, 1], vec![2, 6, 10])
+        );
+        let message = |r: tensorbook::Result<Tensor>| r.unwrap_err().to_string();
+        for (got, want) in [
+            (
+                message(iota(&[3]).take_diagonal(0)),
+                "take_diagonal/2 expects tensor of rank 2 or higher, got tensor of rank: 1",
+            ),
+            (
+                message(iota(&[3, 3]).take_diagonal(3)),
+                "offset must be less than length of axis 1 when positive, got: 3",
+            ),
+            (
+                message(iota(&[3, 3]).take_diagonal(-4)),
+                "absolute value of offset must be less than length of axis 0 when negative, got: -4",
+            ),
+            (
+                message(v(vec![0, 0, 0, 1], &[2, 2]).make_diagonal(0)),
+                "make_diagonal/2 expects tensor of rank 1, got tensor of rank: 2",
+            ),
+            (
+                message(iota(&[3, 3, 3]).put_diagonal(&iota(&[3]), 0)),
+                "put_diagonal/3 expects tensor of rank 2, got tensor of rank: 3",
+            ),
+            (
+                message(iota(&[3, 3]).put_diagonal(&iota(&[3, 3]), 0)),
+                "put_diagonal/3 expects diagonal of rank 1, got tensor of rank: 2",
+            ),
+            (
+                message(iota(&[3, 3]).put_diagonal(&iota(&[2]), 0)),
+                "expected diagonal tensor of length: 3, got diagonal tensor of length: 2",
+            ),
+            (
+                message(iota(&[3, 3]).put_diagonal(&iota(&[3]), 1)),
+                "expected diagonal tensor of length: 2, got diagonal tensor of length: 3",
+            ),
+        ] {
+            assert!(got.contains(want), "{got} should say {want}");
+        }
+
+        let (shape, square) = ints(v(vec![1, 2, 3, 4], &[4]).make_diagonal(0).unwrap());
+        assert_eq!(shape, [4, 4]);
+        assert_eq!(square, [1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 3, 0, 0, 0, 0, 4]);
+        let (_, above) = ints(v(vec![1, 2, 3], &[3]).make_diagonal(1).unwrap());
+        assert_eq!(above, [0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 3, 0, 0, 0, 0]);
+        let (shape, far) = ints(v(vec![1, 2, 3], &[3]).make_diagonal(-4).unwrap());
+        assert_eq!(shape, [7, 7]);
+        assert_eq!(
+            (far[28], far[36], far[44], far.iter().sum::<i32>()),
+            (1, 2, 3, 6)
+        );
+
+        let zeros = |s: &[usize]| place.zeros(DType::S32, s).unwrap();
+        assert_eq!(
+            ints(
+                zeros(&[4, 3])
+                    .put_diagonal(&v(vec![1, 2, 3], &[3]), 0)
+                    .unwrap()
+            )
+            .1,
+            [1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0]
+        );
+        assert_eq!(
+            ints(
+                zeros(&[4, 3])
+                    .put_diagonal(&v(vec![1, 2], &[2]), 1)
+                    .unwrap()
+            )
+            .1,
+            [0, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0]
+        );
+        assert_eq!(
+            ints(
+                zeros(&[4, 3])
+                    .put_diagonal(&v(vec![1, 2, 3], &[3]), -1)
+                    .unwrap()
+            )
+            .1,
+            [0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3]
+        );
+    }
+}

@@ -15,6 +15,7 @@
 //! what they share: operands, number literals, and `run`.
 
 mod cumulative;
+mod diagonal;
 mod elementwise;
 mod indexed;
 mod logical;
