@@ -1313,6 +1313,15 @@ impl EvalContext {
                         );
                     }
                 }
+                // tensorbook patch 18: a `?` in the final expression of the session's first
+                // cell that uses one fails for want of the `?` wrapper, not of `evcxr_display`;
+                // taking the fallback then showed the value as its Debug text.
+                CodeKind::WithFallback(_)
+                    if error.code() == Some("E0277") && !state.allow_question_mark =>
+                {
+                    state.allow_question_mark = true;
+                    fixed_errors.insert("Allow question mark");
+                }
                 CodeKind::WithFallback(fallback) => {
                     user_code.apply_fallback(fallback);
                     fixed_errors.insert("Fallback");
