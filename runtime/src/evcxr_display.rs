@@ -6,6 +6,7 @@
 
 use crate::jit::stream::Stream;
 use crate::jit::{Jit, JitOutput};
+use crate::notebook::{Displayable, Html, Svg};
 use crate::tensor::Tensor;
 
 /// Prints a mime bundle between evcxr's content markers.
@@ -33,5 +34,19 @@ impl Stream {
     /// The notebook display.
     pub fn evcxr_display(&self) {
         emit_bundle(&[("text/plain", self.summary())]);
+    }
+}
+
+impl Svg {
+    /// The notebook display: the picture (SVG, and PNG for frontends that draw no SVG).
+    pub fn evcxr_display(&self) {
+        emit_bundle(&self.mime_bundle());
+    }
+}
+
+impl Html {
+    /// The notebook display: the HTML, rendered.
+    pub fn evcxr_display(&self) {
+        emit_bundle(&self.mime_bundle());
     }
 }

@@ -48,15 +48,40 @@ impl Displayable for Html {
     }
 }
 
-/// SVG to render as an image.
+/// SVG to render as an image. Its bundle carries a PNG of it too, for the frontends that draw
+/// no SVG (JupyterLab in an untrusted notebook, nbviewer, GitHub).
 pub struct Svg(pub String);
 
-impl Displayable for Svg {
-    fn mime_bundle(&self) -> Vec<(&'static str, String)> {
+impl Svg {
+    /// The bundle without the PNG: the in-place redraws of a live chart, many a second, where
+    /// drawing each to pixels would slow the loop that feeds it (its last redraw has one).
+    pub(crate) fn vector_bundle(&self) -> Vec<(&'static str, String)> {
         vec![
             ("text/plain", "[SVG image]".to_string()),
             ("image/svg+xml", self.0.clone()),
         ]
+    }
+}
+
+impl Displayable for Svg {
+    fn mime_bundle(&self) -> Vec<(&'static str, String)> {
+        let mut bundle = self.vector_bundle();
+        if let Some(png) = crate::raster::svg_to_png_base64(&self.0) {
+            bundle.push(("image/png", png));
+        }
+        bundle
+    }
+}
+
+impl std::fmt::Debug for Svg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Svg({} bytes)", self.0.len())
+    }
+}
+
+impl std::fmt::Debug for Html {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Html({:?})", self.0)
     }
 }
 

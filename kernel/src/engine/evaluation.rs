@@ -56,7 +56,7 @@ const OUTPUT_FLUSHER: &str = "tensorbook::keep_output_flowing();";
 pub fn prelude() -> String {
     let runtime = runtime_dir();
     format!(
-        ":opt {}\n:linker {}\n:dep tensorbook = {{ path = {:?} }}\n:dep tensorbook-dylib = {{ path = {:?} }}\nuse tensorbook_dylib as _;\nuse tensorbook::{{clear_output, display, jit, on, tensor, widgets, Client, DType, Device, Direction, Html, Jit, Leftover, PadMode, Serving, Svg, Tensor, TieBreak}};\n{OUTPUT_FLUSHER}",
+        ":opt {}\n:linker {}\n:dep tensorbook = {{ path = {:?} }}\n:dep tensorbook-dylib = {{ path = {:?} }}\nuse tensorbook_dylib as _;\nuse tensorbook::prelude::*;\n{OUTPUT_FLUSHER}",
         build_cache::CELL_OPT_LEVEL,
         build_cache::linker(),
         runtime.to_string_lossy(),

@@ -28,7 +28,18 @@ struct Chart {
     drawn_at: Option<Instant>,
     /// Points pushed since the last redraw.
     pending: bool,
+    /// Whether the display now shows a PNG beside the SVG (only a final redraw draws one).
+    with_png: bool,
     redraws: u64,
+}
+
+/// A chart's SVG without its PNG, for the redraws while points arrive.
+struct VectorOnly(Svg);
+
+impl Displayable for VectorOnly {
+    fn mime_bundle(&self) -> Vec<(&'static str, String)> {
+        self.0.vector_bundle()
+    }
 }
 
 impl Chart {
@@ -41,12 +52,20 @@ impl Chart {
         line_chart(&self.title, &self.x_desc, &self.y_desc, &series)
     }
 
-    fn redraw(&mut self) -> Result<()> {
+    /// Redraws the display; `finished` (flush, drop) adds the PNG that a saved notebook shows
+    /// where SVG is not drawn.
+    fn redraw(&mut self, finished: bool) -> Result<()> {
         let svg = self.svg()?;
+        let shown: Box<dyn Displayable> = if finished {
+            Box::new(svg)
+        } else {
+            Box::new(VectorOnly(svg))
+        };
         match &self.handle {
-            Some(handle) => handle.update(&svg),
-            None => self.handle = Some(display(&svg)),
+            Some(handle) => handle.update(shown.as_ref()),
+            None => self.handle = Some(display(shown.as_ref())),
         }
+        self.with_png = finished;
         self.drawn_at = Some(Instant::now());
         self.pending = false;
         self.redraws += 1;
@@ -57,8 +76,8 @@ impl Chart {
 impl Drop for Chart {
     fn drop(&mut self) {
         // The last points pushed inside the throttle window still reach the page.
-        if self.pending {
-            let _ = self.redraw();
+        if self.pending || (self.handle.is_some() && !self.with_png) {
+            let _ = self.redraw(true);
         }
     }
 }
@@ -75,9 +94,10 @@ impl LiveChart {
             handle: None,
             drawn_at: None,
             pending: false,
+            with_png: false,
             redraws: 0,
         };
-        chart.redraw()?;
+        chart.redraw(false)?;
         Ok(LiveChart {
             inner: Arc::new(Mutex::new(chart)),
         })
@@ -100,16 +120,17 @@ impl LiveChart {
         chart.pending = true;
         let due = chart.drawn_at.is_none_or(|t| t.elapsed() >= REDRAW_EVERY);
         if due {
-            chart.redraw()?;
+            chart.redraw(false)?;
         }
         Ok(())
     }
 
-    /// Redraws now if points arrived since the last redraw.
+    /// Redraws now if points arrived since the last redraw, or if the display still lacks the
+    /// PNG that a finished chart carries.
     pub fn flush(&self) -> Result<()> {
         let mut chart = self.chart();
-        if chart.pending {
-            chart.redraw()?;
+        if chart.pending || !chart.with_png {
+            chart.redraw(true)?;
         }
         Ok(())
     }

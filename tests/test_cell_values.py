@@ -1,0 +1,74 @@
+"""What a cell shows when its last expression is a picture, HTML or a chart, and which names a
+cell has without importing them: driven through jupyter_client against a real kernel."""
+import base64
+
+import pytest
+from jupyter_client.manager import start_new_kernel
+
+from conftest import FIRST_CELL_TIMEOUT, run_cell, stdout_of
+
+
+@pytest.fixture(scope="module")
+def fresh():
+    """A kernel of its own: its first cell with a `?` is the chart, the case evcxr used to
+    show as Debug text (vendor patch 18)."""
+    km, kc = start_new_kernel(kernel_name="tensorbook", startup_timeout=60)
+    reply, _ = run_cell(kc, "let warm_up = 1;", timeout=FIRST_CELL_TIMEOUT)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    yield km, kc
+    kc.stop_channels()
+    km.shutdown_kernel(now=False)
+
+
+def result_data(kc, code):
+    reply, outputs = run_cell(kc, code)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    results = [m for m in outputs if m["msg_type"] == "execute_result"]
+    assert len(results) == 1, outputs
+    return results[0]["content"]["data"]
+
+
+def test_a_chart_as_the_last_value_carries_svg_and_png(fresh):
+    _, kc = fresh
+    data = result_data(
+        kc,
+        "let points: Vec<(f64, f64)> = (0..50).map(|i| (i as f64, (i as f64 / 10.0).sin())).collect();\n"
+        'line_chart("a sine", "x", "sin x", &[("sin", &points)])?',
+    )
+    assert "<svg" in data["image/svg+xml"] and "a sine" in data["image/svg+xml"]
+    png = base64.b64decode(data["image/png"])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert (width, height) == (640, 320), (width, height)
+
+
+def test_html_and_svg_as_the_last_value_render(fresh):
+    _, kc = fresh
+    data = result_data(kc, 'Html("<b>bold</b>".to_string())')
+    assert data["text/html"] == "<b>bold</b>", data
+    data = result_data(
+        kc,
+        'Svg(r#"<svg xmlns="http://www.w3.org/2000/svg" width="8" height="4"><rect width="8" height="4"/></svg>"#.to_string())',
+    )
+    assert "rect" in data["image/svg+xml"] and "image/png" in data, data.keys()
+
+
+def test_the_prelude_names_gradients_devices_and_charts(fresh):
+    _, kc = fresh
+    reply, outputs = run_cell(
+        kc,
+        "let f = value_and_grad(|x: &Tensor| x.multiply(x)?.sum(None, false));\n"
+        "let (v, g) = f.call(&tensor![1.0, 2.0]?)?;\n"
+        'println!("{:?} {:?}", v.to_scalar::<f32>()?, g[0].to_vec::<f32>()?);\n'
+        'println!("{}", devices().len() >= 2);\n'
+        'println!("{:?}", tensor![[1, 2], [3, 4]]?.argmax(Some(1), false)?.argmax_with(None, false, TieBreak::High, DType::S64)?.to_scalar::<i64>()?);',
+    )
+    assert reply["content"]["status"] == "ok", reply["content"]
+    assert stdout_of(outputs).splitlines() == ["5.0 [2.0, 4.0]", "true", "1"], stdout_of(outputs)
+
+
+def test_a_cells_own_item_shadows_a_prelude_name(fresh):
+    _, kc = fresh
+    reply, outputs = run_cell(kc, 'fn grad(x: i32) -> i32 { x + 1 }\nprintln!("{}", grad(41));')
+    assert reply["content"]["status"] == "ok", reply["content"]
+    assert stdout_of(outputs).strip() == "42"
