@@ -243,20 +243,21 @@ impl Report {
         self.measured().find(|m| m.device == device)
     }
 
-    fn slowest_mean(&self) -> Option<Duration> {
-        self.measured().map(Measurement::mean).max()
+    fn slowest_median(&self) -> Option<Duration> {
+        self.measured().map(Measurement::median).max()
     }
 
     /// Each row as display cells: `Ok([label, runs, min, median, mean, total, speed-up])` for a
-    /// measurement (speed-up over the slowest row), `Err((label, reason))` for a skipped one.
+    /// measurement (speed-up of medians over the slowest row's: a first run that pays for a
+    /// compilation moves the mean, not the median), `Err((label, reason))` for a skipped one.
     fn cells(&self) -> Vec<std::result::Result<[String; 7], (String, String)>> {
-        let slowest = self.slowest_mean();
+        let slowest = self.slowest_median();
         self.rows
             .iter()
             .map(|row| match row {
                 Row::Measured(m) => {
                     let speedup = slowest
-                        .map(|s| s.as_secs_f64() / m.mean().as_secs_f64().max(1e-12))
+                        .map(|s| s.as_secs_f64() / m.median().as_secs_f64().max(1e-12))
                         .unwrap_or(1.0);
                     Ok([
                         m.label.clone(),
@@ -334,11 +335,12 @@ impl Report {
         out
     }
 
-    /// A bar chart of the mean times on a log scale (binary and cuda differ by 10^4).
+    /// A bar chart of the median times on a log scale (binary and cuda differ by 10^4): the
+    /// statistic the speed-up column uses.
     pub fn svg_chart(&self) -> Result<String> {
         let bars: Vec<(String, f64)> = self
             .measured()
-            .map(|m| (m.label.clone(), ms(m.mean()).max(1e-4)))
+            .map(|m| (m.label.clone(), ms(m.median()).max(1e-4)))
             .collect();
         let mut svg = String::new();
         if bars.is_empty() {
@@ -356,7 +358,7 @@ impl Report {
             let min = bars.iter().map(|b| b.1).fold(f64::MAX, f64::min) / 3.0;
             let mut chart = ChartBuilder::on(&root)
                 .caption(
-                    format!("{} (mean ms, log scale)", self.title),
+                    format!("{} (median ms, log scale)", self.title),
                     ("sans-serif", 16),
                 )
                 .margin(12)
