@@ -57,11 +57,11 @@ def test_the_prelude_names_gradients_devices_and_charts(fresh):
     _, kc = fresh
     reply, outputs = run_cell(
         kc,
-        "let f = value_and_grad(|x: &Tensor| x.multiply(x)?.sum(None, false));\n"
+        "let f = value_and_grad(|x: &Tensor| x.multiply(x)?.sum(..));\n"
         "let (v, g) = f.call(&tensor![1.0, 2.0]?)?;\n"
         'println!("{:?} {:?}", v.to_scalar::<f32>()?, g[0].to_vec::<f32>()?);\n'
         'println!("{}", devices().len() >= 2);\n'
-        'println!("{:?}", tensor![[1, 2], [3, 4]]?.argmax(Some(1), false)?.argmax_with(None, false, TieBreak::High, DType::S64)?.to_scalar::<i64>()?);',
+        'println!("{:?}", tensor![[1, 2], [3, 4]]?.argmax(1)?.argmax_with(.., false, TieBreak::High, DType::S64)?.to_scalar::<i64>()?);',
     )
     assert reply["content"]["status"] == "ok", reply["content"]
     assert stdout_of(outputs).splitlines() == ["5.0 [2.0, 4.0]", "true", "1"], stdout_of(outputs)

@@ -22,7 +22,7 @@ def test_an_ipc_kernel_runs_cells():
         try:
             kc.wait_for_ready(timeout=60)
             reply, outputs = run_cell(
-                kc, 'println!("{}", Tensor::iota(DType::S32, &[3], None)?.sum(None, false)?);',
+                kc, 'println!("{}", Tensor::iota(DType::S32, &[3], None)?.sum(..)?);',
                 timeout=FIRST_CELL_TIMEOUT,
             )
             assert reply["content"]["status"] == "ok", reply["content"]

@@ -52,7 +52,7 @@ def test_a_cell_sorts_indexes_and_uses_operators(kernel):
         "let order = scores.argsort(1, Direction::Asc)?;\n"
         'println!("{:?}", scores.take_along_axis(&order, 1)?.to_vec::<f32>()?);\n'
         'println!("{:?}", tensor![3, 1, 2, 2]?.sort(0, Direction::Desc)?.to_vec::<i32>()?);\n'
-        'println!("{:?}", tensor![1, 2, 2, 3, 5]?.mode(None, false)?.to_vec::<i32>()?);\n'
+        'println!("{:?}", tensor![1, 2, 2, 3, 5]?.mode(..)?.to_vec::<i32>()?);\n'
         'println!("{:?}", tensor![[1, 2], [3, 4]]?.gather(&tensor![[1, 1], [0, 1]]?, None)?.to_vec::<i32>()?);\n'
         'println!("{:?}", Tensor::zeros(DType::S32, &[4])?.indexed_add(&tensor![[1], [3], [1]]?, 1, None)?.to_vec::<i32>()?);\n'
         "let x = tensor![1.0, -2.0, 3.0]?;\n"

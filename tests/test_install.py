@@ -36,7 +36,7 @@ def test_a_relocated_binary_installs_a_kernelspec_and_runs_cells():
                 kc,
                 'let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3])?;\n'
                 'println!("{}", std::env::current_dir().unwrap().display());\n'
-                't.sum(None, false).unwrap()',
+                't.sum(..).unwrap()',
                 timeout=FIRST_CELL_TIMEOUT,
             )
             assert reply["content"]["status"] == "ok", reply["content"]

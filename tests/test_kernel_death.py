@@ -27,7 +27,7 @@ let s = String::from("survives the kernel");
 let big = Tensor::iota(DType::F32, &[1 << 20], None)?;
 let handle = std::fs::File::open("/dev/null")?;"""
 
-READ_BACK = 'println!("{:?} {} {} {}", t.to_vec::<f32>()?, n, s, big.sum(None, false)?.to_vec::<f32>()?[0]);'
+READ_BACK = 'println!("{:?} {} {} {}", t.to_vec::<f32>()?, n, s, big.sum(..)?.to_vec::<f32>()?[0]);'
 
 
 def keepers():

@@ -137,7 +137,7 @@ def test_a_gigabyte_tensor_survives_a_restart_without_a_copy():
         content = error_of(*run_cell(kc, "std::process::abort();"))
         with_big = time.monotonic() - t
         assert "big" in names(content["evalue"], "variables restored: "), content
-        reply, outputs = run_cell(kc, 'println!("{:?} {:?}", big.shape(), big.reduce_max(None, false)?.to_scalar::<f32>()?);')
+        reply, outputs = run_cell(kc, 'println!("{:?} {:?}", big.shape(), big.reduce_max(..)?.to_scalar::<f32>()?);')
         assert reply["content"]["status"] == "ok", reply["content"]
         assert "[268435456] 268435460.0" in stdout_of(outputs), outputs
         anon, shared = evaluation_process_memory(km.provisioner.process.pid)

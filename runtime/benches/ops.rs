@@ -58,7 +58,7 @@ fn elementwise(c: &mut Criterion) {
             b.iter(|| x.add(&y).expect("add"))
         });
         group.bench_function(BenchmarkId::new("sum", device.to_string()), |b| {
-            b.iter(|| x.sum(None, false).expect("sum"))
+            b.iter(|| x.sum(..).expect("sum"))
         });
     }
     group.finish();

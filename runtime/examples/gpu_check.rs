@@ -149,7 +149,7 @@ fn max_difference(a: &Tensor, b: &Tensor) -> tensorbook::Result<f64> {
     let b = b.backend_copy(a.device())?;
     a.subtract(&b)?
         .abs()?
-        .reduce_max(None, false)?
+        .reduce_max(..)?
         .to_f64_vec()
         .map(|v| v.first().copied().unwrap_or(f64::NAN))
 }
@@ -246,9 +246,9 @@ fn assert_placement(t: &Tensor, device: Device) -> tensorbook::Result<()> {
 
 fn dense_softmax(x: &Tensor, w: &Tensor, b: &Tensor) -> tensorbook::Result<Tensor> {
     let logits = x.dot(w)?.add(b)?;
-    let top = logits.reduce_max(Some(&[-1]), true)?;
+    let top = logits.reduce_max_keep([-1])?;
     let e = logits.subtract(&top)?.exp()?;
-    e.divide(&e.sum(Some(&[-1]), true)?)
+    e.divide(&e.sum_keep([-1])?)
 }
 
 /// Notebook 04's dense layer with softmax, eager and jit, on host:0 and cuda:0, each checked
@@ -364,7 +364,7 @@ fn eager_ops(gpu: Device) -> Step {
         .random_normal(3, DType::F32, &[10], 0.0, 0.1)?
         .backend_copy(gpu)?;
     let logits = dense_softmax(&a, &w, &b)?;
-    let top = logits.reduce_max(Some(&[-1]), true)?;
+    let top = logits.reduce_max_keep([-1])?;
     let order = x.argsort_as(0, Direction::Asc, DType::S64)?;
     let n = x.size();
     let bins = x
@@ -391,7 +391,7 @@ fn eager_ops(gpu: Device) -> Step {
         ("a . w + b", Box::new(|| a.dot(&w)?.add(&b))),
         (
             "max over axis 1 of [10000][10]",
-            Box::new(|| logits.reduce_max(Some(&[-1]), true)),
+            Box::new(|| logits.reduce_max_keep([-1])),
         ),
         (
             "[10000][10] - [10000][1]",

@@ -88,6 +88,7 @@ pub use notebook::{
     clear_output, display, input, input_password, keep_output_flowing, DisplayHandle, Displayable,
     Html, Svg,
 };
+pub use ops::axes::{Axes, IntoAxes, IntoAxis};
 pub use ops::pad::PadMode;
 pub use ops::reduce::TieBreak;
 pub use ops::shape::SplitAt;

@@ -12,22 +12,13 @@ fn known_values() {
         .from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])
         .unwrap();
     assert_eq!(
-        a.sum(Some(&[1]), false).unwrap().to_vec::<f32>().unwrap(),
+        a.sum([1]).unwrap().to_vec::<f32>().unwrap(),
         vec![6.0, 15.0]
     );
-    assert_eq!(a.sum(Some(&[0]), true).unwrap().shape(), &[1, 3]);
-    assert_eq!(
-        a.mean(None, false).unwrap().to_scalar::<f32>().unwrap(),
-        3.5
-    );
-    assert_eq!(
-        a.argmax(Some(1), false).unwrap().to_vec::<i32>().unwrap(),
-        vec![2, 2]
-    );
-    assert_eq!(
-        a.argmin(None, false).unwrap().to_scalar::<i32>().unwrap(),
-        0
-    );
+    assert_eq!(a.sum_keep([0]).unwrap().shape(), &[1, 3]);
+    assert_eq!(a.mean(..).unwrap().to_scalar::<f32>().unwrap(), 3.5);
+    assert_eq!(a.argmax(1).unwrap().to_vec::<i32>().unwrap(), vec![2, 2]);
+    assert_eq!(a.argmin(..).unwrap().to_scalar::<i32>().unwrap(), 0);
     assert_eq!(
         a.transpose(None).unwrap().to_vec::<f32>().unwrap(),
         vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]
@@ -37,7 +28,7 @@ fn known_values() {
     assert_eq!(v.dot(&v).unwrap().shape(), &[] as &[usize]);
     let i = host().from_vec(vec![7i32, 2], &[2]).unwrap();
     assert_eq!(i.divide(2).unwrap().dtype(), DType::F32);
-    assert_eq!(i.sum(None, false).unwrap().dtype(), DType::S32);
+    assert_eq!(i.sum(..).unwrap().dtype(), DType::S32);
     assert_eq!(i.exp().unwrap().dtype(), DType::F32);
     assert_eq!(i.less(5).unwrap().to_vec::<u8>().unwrap(), vec![0, 1]);
     assert_eq!(i.add(0.5).unwrap().to_vec::<f32>().unwrap(), vec![7.5, 2.5]);
@@ -118,10 +109,7 @@ fn user_errors_are_values_that_name_shapes_and_dtypes() {
         msg.contains("dot") && msg.contains("3") && msg.contains("4"),
         "{msg}"
     );
-    assert!(matches!(
-        a.sum(Some(&[2]), false),
-        Err(Error::AxisOutOfRange { .. })
-    ));
+    assert!(matches!(a.sum([2]), Err(Error::AxisOutOfRange { .. })));
     assert!(matches!(a.reshape(&[7]), Err(Error::ShapeMismatch { .. })));
     assert!(matches!(
         a.to_vec::<f64>(),
@@ -145,11 +133,11 @@ fn user_errors_are_values_that_name_shapes_and_dtypes() {
     assert!(host()
         .random_uniform(1, DType::F32, &[2], 1.0, 1.0)
         .is_err());
-    assert!(a.argmax(Some(5), false).is_err());
+    assert!(a.argmax(5).is_err());
     assert!(host()
         .zeros(DType::F32, &[0, 3])
         .unwrap()
-        .argmax(Some(0), false)
+        .argmax(0)
         .is_err());
 }
 
@@ -279,4 +267,46 @@ fn operators_are_the_methods_with_one_question_mark() -> tensorbook::Result<()> 
     assert!(matches!(bad, Err(Error::ShapeMismatch { .. })), "{bad:?}");
     assert!((&x * 2.0 + &host().zeros(DType::F32, &[4])?).is_err());
     Ok(())
+}
+
+/// Every way a cell writes axes names the same reduction: one integer, an array, a slice, a
+/// `Vec`, negative axes, and `..` for all of them; `_keep` keeps the reduced axes.
+#[test]
+fn axes_are_written_as_nx_writes_them() {
+    let t = host()
+        .from_vec((1..=24).map(|x| x as f32).collect(), &[2, 3, 4])
+        .unwrap();
+    let values = |r: tensorbook::Result<Tensor>| {
+        let r = r.unwrap();
+        (r.shape().to_vec(), r.to_vec::<f32>().unwrap())
+    };
+    let by_axis_1 = values(t.sum([1]));
+    assert_eq!(by_axis_1.0, [2, 4]);
+    assert_eq!(values(t.sum(1)), by_axis_1);
+    assert_eq!(values(t.sum(-2)), by_axis_1);
+    assert_eq!(values(t.sum(&[1])), by_axis_1);
+    let axes: Vec<isize> = vec![1];
+    assert_eq!(values(t.sum(&axes)), by_axis_1);
+    assert_eq!(values(t.sum(axes[..].as_ref())), by_axis_1);
+    let unsigned: Vec<usize> = vec![0, 2];
+    assert_eq!(values(t.sum(&unsigned)), values(t.sum([0, -1])));
+    assert_eq!(values(t.sum(..)), (vec![], vec![300.0]));
+    assert_eq!(values(t.sum([0, 1, 2])), values(t.sum(..)));
+    assert_eq!(t.sum_keep([1]).unwrap().shape(), &[2, 1, 4]);
+    assert_eq!(t.mean_keep(..).unwrap().shape(), &[1, 1, 1]);
+    assert_eq!(
+        values(t.argmax(2).unwrap().as_type(DType::F32)),
+        (vec![2, 3], vec![3.0; 6])
+    );
+    assert_eq!(t.argmax_keep(-1).unwrap().shape(), &[2, 3, 1]);
+    assert_eq!(t.argmin(..).unwrap().to_scalar::<i32>().unwrap(), 0);
+    assert_eq!(values(t.median(..)), (vec![], vec![12.5]));
+    assert_eq!(t.variance_keep([0, 2], 1).unwrap().shape(), &[1, 3, 1]);
+    let err = t.sum([3]).unwrap_err().to_string();
+    assert!(err.contains("axis 3") || err.contains('3'), "{err}");
+    assert!(t.sum([1, 1]).is_err(), "an axis named twice");
+    assert!(
+        t.argmax(usize::MAX).is_err(),
+        "an axis past isize names no axis"
+    );
 }

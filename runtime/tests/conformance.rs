@@ -7,7 +7,7 @@ mod common;
 use common::{conform, conform_failing, random, with_nans};
 use proptest::prelude::*;
 use proptest::sample::select;
-use tensorbook::{DType, Direction, Error, Leftover, PadMode, Tensor};
+use tensorbook::{Axes, DType, Direction, Error, Leftover, PadMode, Tensor};
 
 fn dtype() -> impl Strategy<Value = DType> {
     select(DType::ALL.to_vec())
@@ -137,15 +137,32 @@ proptest! {
     fn reductions(s in shape(4), d in dtype(), seed in any::<u64>(), mask in any::<u8>(), keep in any::<bool>()) {
         let inputs = [random(seed, d, &s)];
         let axes: Vec<isize> = (0..s.len()).filter(|i| mask & (1 << i) != 0).map(|i| i as isize).collect();
-        let which = if mask & 0x80 != 0 { None } else { Some(axes.as_slice()) };
-        conform(&format!("sum {d}{s:?} {which:?}"), &inputs, |t| t[0].sum(which, keep));
-        conform(&format!("product {d}{s:?} {which:?}"), &inputs, |t| t[0].product(which, keep));
-        conform(&format!("reduce_max {d}{s:?} {which:?}"), &inputs, |t| t[0].reduce_max(which, keep));
-        conform(&format!("reduce_min {d}{s:?} {which:?}"), &inputs, |t| t[0].reduce_min(which, keep));
-        conform(&format!("mean {d}{s:?} {which:?}"), &inputs, |t| t[0].mean(which, keep));
+        let which = if mask & 0x80 != 0 { Axes::All } else { Axes::Listed(axes.clone()) };
+        // Each reduction as `name(axes)` or its `name_keep(axes)` twin.
+        type Reduction = fn(&Tensor, Axes) -> tensorbook::Result<Tensor>;
+        let reductions: [(&str, Reduction, Reduction); 5] = [
+            ("sum", |t, a| t.sum(a), |t, a| t.sum_keep(a)),
+            ("product", |t, a| t.product(a), |t, a| t.product_keep(a)),
+            ("reduce_max", |t, a| t.reduce_max(a), |t, a| t.reduce_max_keep(a)),
+            ("reduce_min", |t, a| t.reduce_min(a), |t, a| t.reduce_min_keep(a)),
+            ("mean", |t, a| t.mean(a), |t, a| t.mean_keep(a)),
+        ];
+        for (name, plain, kept) in reductions {
+            let op = if keep { kept } else { plain };
+            conform(&format!("{name} {d}{s:?} {which:?} keep {keep}"), &inputs, |t| op(&t[0], which.clone()));
+        }
         let axis = if s.is_empty() { None } else { Some((mask as usize % s.len()) as isize) };
-        conform(&format!("argmax {d}{s:?} {axis:?}"), &inputs, |t| t[0].argmax(axis, keep));
-        conform(&format!("argmin {d}{s:?} {axis:?}"), &inputs, |t| t[0].argmin(axis, keep));
+        for (name, max) in [("argmax", true), ("argmin", false)] {
+            conform(&format!("{name} {d}{s:?} {axis:?} keep {keep}"), &inputs, |t| {
+                let tie = tensorbook::TieBreak::Low;
+                match (axis, max) {
+                    (Some(a), true) => t[0].argmax_with(a, keep, tie, DType::S32),
+                    (Some(a), false) => t[0].argmin_with(a, keep, tie, DType::S32),
+                    (None, true) => t[0].argmax_with(.., keep, tie, DType::S32),
+                    (None, false) => t[0].argmin_with(.., keep, tie, DType::S32),
+                }
+            });
+        }
     }
 
     #[test]
@@ -380,15 +397,15 @@ fn large_shapes_take_the_fast_paths() {
     let row = random(7, DType::F32, &[784]);
     let inputs = [a, row];
     conform("add broadcast row", &inputs, |t| t[0].add(&t[1]));
-    conform("sum all", &inputs, |t| t[0].sum(None, false));
-    conform("sum axis 0", &inputs, |t| t[0].sum(Some(&[0]), true));
-    conform("mean axis 1", &inputs, |t| t[0].mean(Some(&[1]), false));
-    conform("argmax axis 0", &inputs, |t| t[0].argmax(Some(0), false));
+    conform("sum all", &inputs, |t| t[0].sum(..));
+    conform("sum axis 0", &inputs, |t| t[0].sum_keep([0]));
+    conform("mean axis 1", &inputs, |t| t[0].mean([1]));
+    conform("argmax axis 0", &inputs, |t| t[0].argmax(0));
     conform("transpose", &inputs, |t| t[0].transpose(None));
     conform("exp", &inputs, |t| t[0].exp());
     conform("less", &inputs, |t| t[0].less(&t[1]));
     let big = random(8, DType::F32, &[1 << 17]);
-    conform("sum 128k", &[big], |t| t[0].sum(None, false));
+    conform("sum 128k", &[big], |t| t[0].sum(..));
 }
 
 /// Products with a narrow right operand take host's streaming kernel, which works on blocks of
@@ -422,23 +439,23 @@ fn long_vectors_arg_reduce_to_the_first_best() {
     values[260_000] = -5.0;
     let ties = Tensor::from_vec(values.clone(), &[n]).unwrap();
     conform("argmax ties", std::slice::from_ref(&ties), |t| {
-        t[0].argmax(None, false)
+        t[0].argmax(..)
     });
     conform("argmin ties", std::slice::from_ref(&ties), |t| {
-        t[0].argmin(None, false)
+        t[0].argmin(..)
     });
     values[140_000] = f32::NAN;
     values[290_000] = f32::NAN;
     let nans = Tensor::from_vec(values, &[2, n / 2]).unwrap();
     conform("argmax NaN", std::slice::from_ref(&nans), |t| {
-        t[0].argmax(None, false)
+        t[0].argmax(..)
     });
     conform("argmin NaN rows", std::slice::from_ref(&nans), |t| {
-        t[0].argmin(Some(1), false)
+        t[0].argmin(1)
     });
     let flat = nans.reshape(&[n]).unwrap();
     assert_eq!(
-        flat.argmax(None, false).unwrap().to_vec::<i32>().unwrap(),
+        flat.argmax(..).unwrap().to_vec::<i32>().unwrap(),
         vec![140_000]
     );
 }
@@ -489,18 +506,11 @@ fn arg_reductions_across_blocks() {
     let data: Vec<f32> = rows.concat();
     let t = Tensor::from_vec(data, &[6, width]).unwrap();
     let inputs = [t];
-    conform("argmax rows across blocks", &inputs, |t| {
-        t[0].argmax(Some(1), false)
-    });
-    conform("argmin rows across blocks", &inputs, |t| {
-        t[0].argmin(Some(1), false)
-    });
+    conform("argmax rows across blocks", &inputs, |t| t[0].argmax(1));
+    conform("argmin rows across blocks", &inputs, |t| t[0].argmin(1));
     let host = inputs[0].backend_copy(tensorbook::Device::host(0)).unwrap();
     assert_eq!(
-        host.argmax(Some(1), false)
-            .unwrap()
-            .to_vec::<i32>()
-            .unwrap(),
+        host.argmax(1).unwrap().to_vec::<i32>().unwrap(),
         vec![1500, 10, 2500, 2, 0, 0]
     );
 }
@@ -545,7 +555,7 @@ fn bad_calls_fail_alike_everywhere() {
     conform_failing(
         "argmax over an axis that does not exist",
         &inputs,
-        |t| t[0].argmax(Some(7), false),
+        |t| t[0].argmax(7),
         |e| matches!(e, Error::AxisOutOfRange { .. }),
     );
 }

@@ -77,7 +77,7 @@ fn an_impossible_allocation_is_an_error_and_the_device_keeps_working() {
     let text = err.to_string();
     assert!(text.contains("cuda:0") && text.contains("bytes"), "{text}");
     let t = on(Device::cuda(0)).iota(DType::S64, &[4], None).unwrap();
-    assert_eq!(t.sum(None, false).unwrap().to_scalar::<i64>().unwrap(), 6);
+    assert_eq!(t.sum(..).unwrap().to_scalar::<i64>().unwrap(), 6);
 }
 
 #[test]

@@ -532,10 +532,10 @@ fn reductions_and_arg_reductions_match_binary() {
                 };
                 let axes: &[isize] = &[1];
                 let expected = match op {
-                    ReduceOp::Sum => input.sum(Some(axes), false),
-                    ReduceOp::Product => input.product(Some(axes), false),
-                    ReduceOp::Max => input.reduce_max(Some(axes), false),
-                    ReduceOp::Min => input.reduce_min(Some(axes), false),
+                    ReduceOp::Sum => input.sum(axes),
+                    ReduceOp::Product => input.product(axes),
+                    ReduceOp::Max => input.reduce_max(axes),
+                    ReduceOp::Min => input.reduce_min(axes),
                 }
                 .unwrap();
                 let rx = raw(&input);
@@ -561,9 +561,9 @@ fn reductions_and_arg_reductions_match_binary() {
         for want_max in [1, 0] {
             // The kernel writes s64 positions; the s32 of argmax is a cast after it.
             let expected = if want_max == 1 {
-                x.argmax_with(Some(1), false, TieBreak::Low, DType::S64)
+                x.argmax_with(1, false, TieBreak::Low, DType::S64)
             } else {
-                x.argmin_with(Some(1), false, TieBreak::Low, DType::S64)
+                x.argmin_with(1, false, TieBreak::Low, DType::S64)
             }
             .unwrap();
             let rx = raw(&x);

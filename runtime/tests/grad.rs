@@ -76,9 +76,9 @@ fn step(s: &Step, vals: &[Tensor]) -> Result<Tensor> {
         }
         Step::Divide(a, b) => v(a).divide(&v(b).tanh()?.add(1.5)?),
         Step::BroadcastReduced(k, a, b) => match k % 3 {
-            0 => v(a).add(&v(b).sum(Some(&[0]), true)?),
-            1 => v(a).multiply(&v(b).mean(Some(&[1]), true)?),
-            _ => v(a).subtract(&v(b).reduce_max(Some(&[1]), true)?),
+            0 => v(a).add(&v(b).sum_keep([0])?),
+            1 => v(a).multiply(&v(b).mean_keep([1])?),
+            _ => v(a).subtract(&v(b).reduce_max_keep([1])?),
         },
         Step::Products(a, b, c) => v(a).dot(&v(b).transpose(None)?)?.dot(v(c))?.multiply(0.3),
         Step::Transposed(a) => v(a).transpose(None)?.reshape(&[3, 4]),
@@ -95,12 +95,10 @@ fn step(s: &Step, vals: &[Tensor]) -> Result<Tensor> {
         Step::PutSlice(a, b) => v(a).put_slice(&[1, 1], &v(b).slice(&[0, 0], &[2, 2], None)?),
         Step::Stacked(a, b) => {
             let row = v(b).slice(&[1, 0], &[1, 4], None)?.broadcast(&[3, 4])?;
-            Tensor::stack(&[v(a).clone(), row], 0)?.sum(Some(&[0]), false)
+            Tensor::stack(&[v(a).clone(), row], 0)?.sum([0])
         }
-        Step::ScalarScale(a, b) => v(a).multiply(&v(b).tanh()?.sum(None, false)?),
-        Step::ProductReduce(a, b) => {
-            v(a).multiply(&v(b).tanh()?.add(1.5)?.product(Some(&[0]), true)?)
-        }
+        Step::ScalarScale(a, b) => v(a).multiply(&v(b).tanh()?.sum(..)?),
+        Step::ProductReduce(a, b) => v(a).multiply(&v(b).tanh()?.add(1.5)?.product_keep([0])?),
     }
 }
 
@@ -135,8 +133,8 @@ fn graph(steps: &[Step], a: &Tensor, b: &Tensor) -> Result<Tensor> {
         &[3, 4],
     )?;
     vals.last()
-        .map(|last| last.multiply(&weights)?.sum(None, false))
-        .unwrap_or_else(|| a.sum(None, false))
+        .map(|last| last.multiply(&weights)?.sum(..))
+        .unwrap_or_else(|| a.sum(..))
 }
 
 /// Central differences of `f` at `inputs`, for each element of each input.
@@ -213,15 +211,11 @@ fn softmax_rows(z: &[f64], rows: usize, cols: usize) -> Vec<f64> {
 /// Mean softmax cross-entropy, written the way a user writes it (log-sum-exp with the max
 /// held constant by `stop_grad`).
 fn cross_entropy(z: &Tensor, labels: &Tensor) -> Result<Tensor> {
-    let m = z.reduce_max(Some(&[1]), true)?.stop_grad()?;
+    let m = z.reduce_max_keep([1])?.stop_grad()?;
     let shifted = z.subtract(&m)?;
-    let log_sum = shifted.exp()?.sum(Some(&[1]), true)?.log()?;
+    let log_sum = shifted.exp()?.sum_keep([1])?.log()?;
     let log_softmax = shifted.subtract(&log_sum)?;
-    log_softmax
-        .multiply(labels)?
-        .sum(Some(&[1]), false)?
-        .mean(None, false)?
-        .negate()
+    log_softmax.multiply(labels)?.sum([1])?.mean(..)?.negate()
 }
 
 #[test]
@@ -335,7 +329,7 @@ fn a_two_layer_network_has_the_hand_derived_gradients() {
                 (&args[0], &args[1], &args[2], &args[3], &args[4], &args[5]);
             let hidden = x.dot(w1)?.add(b1)?.max(0.0)?;
             let out = hidden.dot(w2)?.add(b2)?;
-            out.subtract(t)?.square()?.mean(None, false)
+            out.subtract(t)?.square()?.mean(..)
         },
         &[0, 1, 2, 3],
     );
@@ -367,14 +361,10 @@ fn a_two_layer_network_has_the_hand_derived_gradients() {
 #[test]
 fn ties_share_the_gradient_as_in_nx() {
     let x = f64s(&[1.0, 3.0, 3.0, 0.0], &[4]);
-    let g = grad(|x: &Tensor| x.reduce_max(None, false))
-        .call(&x)
-        .unwrap();
+    let g = grad(|x: &Tensor| x.reduce_max(..)).call(&x).unwrap();
     assert_eq!(g[0].to_vec::<f64>().unwrap(), vec![0.0, 0.5, 0.5, 0.0]);
     // relu at exactly 0: max(x, 0) ties, each side gets half.
-    let g = grad(|x: &Tensor| x.max(0.0)?.sum(None, false))
-        .call(&x)
-        .unwrap();
+    let g = grad(|x: &Tensor| x.max(0.0)?.sum(..)).call(&x).unwrap();
     assert_eq!(g[0].to_vec::<f64>().unwrap(), vec![1.0, 1.0, 1.0, 0.5]);
 }
 
@@ -383,7 +373,7 @@ fn ties_share_the_gradient_as_in_nx() {
 #[test]
 fn a_product_at_zeros_has_the_product_of_the_others() {
     for device in devices() {
-        let product = grad(|x: &Tensor| x.product(None, false));
+        let product = grad(|x: &Tensor| x.product(..));
         for (values, expected) in [
             (vec![0.0, 2.0, 3.0], vec![6.0, 0.0, 0.0]),
             (vec![0.0, 0.0, 3.0], vec![0.0, 0.0, 0.0]),
@@ -401,9 +391,7 @@ fn a_product_at_zeros_has_the_product_of_the_others() {
         let x = on(device)
             .from_slice(&[0.0, 2.0, 3.0, 1.0, 0.0, 0.0], &[2, 3])
             .unwrap();
-        let g = grad(|x: &Tensor| x.product(Some(&[1]), false)?.sum(None, false))
-            .call(&x)
-            .unwrap();
+        let g = grad(|x: &Tensor| x.product([1])?.sum(..)).call(&x).unwrap();
         assert_eq!(
             g[0].to_vec::<f64>().unwrap(),
             vec![6.0, 0.0, 0.0, 0.0, 0.0, 0.0],
@@ -419,7 +407,7 @@ fn a_product_at_zeros_has_the_product_of_the_others() {
 fn arrays_of_tensors_are_arguments() {
     let x = f64s(&[1.0, 2.0], &[2]);
     let w = f64s(&[3.0, 4.0], &[2]);
-    let g = grad(|x: &Tensor, w: &Tensor| x.multiply(w)?.sum(None, false));
+    let g = grad(|x: &Tensor, w: &Tensor| x.multiply(w)?.sum(..));
     let by_ref = g.call(&[x.clone(), w.clone()]).unwrap();
     let by_value = g.call([x.clone(), w.clone()]).unwrap();
     let refs = g.call(&[&x, &w]).unwrap();
@@ -435,7 +423,7 @@ fn casts_and_integers_follow_nx() {
     let x = on(Device::host(0))
         .from_vec(vec![1.5f32, -2.0], &[2])
         .unwrap();
-    let g = grad(|x: &Tensor| x.as_type(DType::F64)?.square()?.sum(None, false))
+    let g = grad(|x: &Tensor| x.as_type(DType::F64)?.square()?.sum(..))
         .call(&x)
         .unwrap();
     assert_eq!(g[0].dtype(), DType::F32);
@@ -446,7 +434,7 @@ fn casts_and_integers_follow_nx() {
         x.multiply(&k.as_type(DType::F32)?)?
             .floor()?
             .add(x)?
-            .sum(None, false)
+            .sum(..)
     })
     .call((&x, &k))
     .unwrap();
@@ -457,7 +445,7 @@ fn casts_and_integers_follow_nx() {
 
 #[test]
 fn eager_and_jit_agree_and_only_jit_caches() {
-    let f = value_and_grad(|w: &Tensor, x: &Tensor| x.dot(w)?.tanh()?.sum(None, false));
+    let f = value_and_grad(|w: &Tensor, x: &Tensor| x.dot(w)?.tanh()?.sum(..));
     let w = random(3, DType::F32, &[6, 2])
         .backend_copy(Device::host(0))
         .unwrap();
@@ -491,7 +479,7 @@ fn a_user_rule_and_a_bad_rule() {
     // A straight-through estimator: round forward, identity backward.
     let f = grad(|x: &Tensor| {
         let r = custom_grad(&x.round()?, &[x], |g| Ok(vec![g.clone()]))?;
-        r.multiply(x)?.sum(None, false)
+        r.multiply(x)?.sum(..)
     });
     let x = f64s(&[0.4, 1.6], &[2]);
     // d/dx [round(x) * x] with round's slope taken as 1: x + round(x).
@@ -500,14 +488,11 @@ fn a_user_rule_and_a_bad_rule() {
         vec![0.4, 3.6]
     );
     let bad = grad(|x: &Tensor| {
-        custom_grad(&x.exp()?, &[x], |g| Ok(vec![g.clone(), g.clone()]))?.sum(None, false)
+        custom_grad(&x.exp()?, &[x], |g| Ok(vec![g.clone(), g.clone()]))?.sum(..)
     });
     let e = bad.call(&x).unwrap_err().to_string();
     assert!(e.contains("2 tensors for 1 inputs"), "{e}");
-    let data_only = grad_wrt(
-        |w: &Tensor, x: &Tensor| w.multiply(x)?.sum(None, false),
-        &[1],
-    );
+    let data_only = grad_wrt(|w: &Tensor, x: &Tensor| w.multiply(x)?.sum(..), &[1]);
     assert_eq!(
         data_only.call((&x, &x)).unwrap()[0]
             .to_vec::<f64>()
@@ -520,7 +505,7 @@ fn a_user_rule_and_a_bad_rule() {
 fn a_gradient_too_large_to_hold_is_an_error_not_an_abort() {
     // 200,000 repeats of one row: the one-hot matrix that sums them back would be 320 GB.
     let rows = on(Device::BINARY).zeros(DType::S64, &[200_000]).unwrap();
-    let f = grad(move |x: &Tensor| x.take(&rows, 0)?.sum(None, false));
+    let f = grad(move |x: &Tensor| x.take(&rows, 0)?.sum(..));
     let x = on(Device::host(0)).zeros(DType::F32, &[200_000]).unwrap();
     let e = f.call(&x).unwrap_err().to_string();
     assert!(e.contains("cannot allocate f64[200000][200000]"), "{e}");
@@ -557,9 +542,7 @@ fn float_math_gradients_match_central_differences() {
     for device in devices() {
         for (name, op, points) in cases {
             let x = on(device).from_slice(&points, &[4]).unwrap();
-            let g = grad(move |x: &Tensor| op(x)?.sum(None, false))
-                .call(&x)
-                .unwrap();
+            let g = grad(move |x: &Tensor| op(x)?.sum(..)).call(&x).unwrap();
             let got = g[0].to_vec::<f64>().unwrap();
             let up = op(&x.add(h).unwrap()).unwrap().to_vec::<f64>().unwrap();
             let down = op(&x.subtract(h).unwrap())
@@ -585,18 +568,12 @@ fn float_math_gradients_match_central_differences() {
 fn composed_reductions_have_the_gradients_of_their_definitions() {
     type Reduction = fn(&Tensor) -> Result<Tensor>;
     let cases: [(&str, Reduction); 4] = [
-        ("logsumexp", |x| {
-            x.logsumexp(Some(&[1]), false)?.sum(None, false)
-        }),
-        ("variance", |x| {
-            x.variance(Some(&[0]), false, 1)?.sum(None, false)
-        }),
-        ("standard_deviation", |x| {
-            x.standard_deviation(None, false, 0)
-        }),
+        ("logsumexp", |x| x.logsumexp([1])?.sum(..)),
+        ("variance", |x| x.variance([0], 1)?.sum(..)),
+        ("standard_deviation", |x| x.standard_deviation(.., 0)),
         ("weighted_mean", |x| {
             let w = on(x.device()).from_slice(&[0.5, 2.0, 1.0, 3.0, 0.25, 1.5], &[2, 3])?;
-            x.weighted_mean(&w, Some(&[1]), false)?.sum(None, false)
+            x.weighted_mean(&w, [1])?.sum(..)
         }),
     ];
     let values = [0.3, -1.2, 2.5, 0.7, 1.9, -0.4];
@@ -641,7 +618,7 @@ fn two_operand_math_gradients_match_central_differences() {
         let x = on(device).from_slice(&xs, &[4]).unwrap();
         let y = on(device).from_slice(&ys, &[4]).unwrap();
         for (name, op) in cases {
-            let g = grad(move |x: &Tensor, y: &Tensor| op(x, y)?.sum(None, false))
+            let g = grad(move |x: &Tensor, y: &Tensor| op(x, y)?.sum(..))
                 .call((&x, &y))
                 .unwrap();
             for k in [0usize, 1] {
@@ -683,13 +660,13 @@ fn select_and_clip_gradients_follow_nx() {
         let g = grad(|x: &Tensor, y: &Tensor| {
             x.greater(0.0)?
                 .select(&x.multiply(3.0)?, &y.multiply(x)?)?
-                .sum(None, false)
+                .sum(..)
         })
         .call((&x, &y))
         .unwrap();
         assert_eq!(g[0].to_vec::<f64>().unwrap(), [10.0, 10.0, 3.0, 3.0, 3.0]);
         assert_eq!(g[1].to_vec::<f64>().unwrap(), [-3.0]);
-        let c = grad(|x: &Tensor| x.clip(-1.0, 1.0)?.sum(None, false))
+        let c = grad(|x: &Tensor| x.clip(-1.0, 1.0)?.sum(..))
             .call(&x)
             .unwrap();
         assert_eq!(
@@ -756,7 +733,7 @@ fn check_weighted_sums(cases: &[(&'static str, UnaryCase)]) {
                     .iota(DType::F64, y.shape(), None)?
                     .sin()?
                     .add(0.5)?;
-                y.multiply(&w)?.sum(None, false)
+                y.multiply(&w)?.sum(..)
             });
         }
     }
@@ -781,12 +758,12 @@ fn cumulative_gradients_match_central_differences() {
                             x.cumulative_sum(axis, reverse)?
                         };
                         let w = on(x.device()).iota(DType::F64, y.shape(), None)?.cos()?;
-                        y.multiply(&w)?.sum(None, false)
+                        y.multiply(&w)?.sum(..)
                     });
                 }
             }
         }
-        let err = grad(|x: &Tensor| x.cumulative_max(0, false)?.sum(None, false))
+        let err = grad(|x: &Tensor| x.cumulative_max(0, false)?.sum(..))
             .call(&x)
             .map(|_| ())
             .unwrap_err();
@@ -803,8 +780,8 @@ fn sort_and_indexed_gradients_match_central_differences() {
         ("sort axis 0", |x| x.sort(0, Direction::Asc)),
         ("sort axis 1 desc", |x| x.sort(1, Direction::Desc)),
         ("top_k", |x| Ok(x.top_k(2)?.0)),
-        ("median", |x| x.median(Some(1), false)),
-        ("median of all", |x| x.median(None, false)),
+        ("median", |x| x.median(1)),
+        ("median of all", |x| x.median(..)),
         ("take_along_axis", |x| {
             x.take_along_axis(
                 &on(x.device()).from_vec(vec![2i64, 2, 0, 1, 1, 1], &[2, 3])?,
@@ -870,7 +847,7 @@ fn products_triangles_and_diagonals_differentiate() {
             let other = on(x.device()).iota(DType::F64, &[2, 3, 4], None)?.cos()?;
             x.dot_general(&[1], &[0], &other, &[1], &[0])
         }),
-        ("outer", |x| x.outer(&x.sum(Some(&[0]), false)?)),
+        ("outer", |x| x.outer(&x.sum([0])?)),
     ];
     check_weighted_sums(&cases);
 }

@@ -114,10 +114,10 @@ proptest! {
                 shown(t.slice(&start, &lengths, None));
                 shown(t.put_slice(&start, &t));
                 if let Ok(empty) = t.reshape(&s) {
-                    shown(empty.sum(Some(&[a]), false));
-                    shown(empty.mean(None, true));
-                    shown(empty.argmax(Some(a), false));
-                    shown(empty.reduce_max(None, false));
+                    shown(empty.sum([a]));
+                    shown(empty.mean_keep(..));
+                    shown(empty.argmax(a));
+                    shown(empty.reduce_max(..));
                     shown(empty.exp());
                     shown(empty.add(&empty));
                     shown(empty.dot(&empty));
@@ -160,8 +160,8 @@ proptest! {
                 shown(t.sort(-1, tensorbook::Direction::Desc));
                 shown(t.argsort(0, tensorbook::Direction::Asc));
                 shown(t.top_k(n).map(|(values, _)| values));
-                shown(t.median(Some(0), false));
-                shown(t.mode(None, true));
+                shown(t.median(0));
+                shown(t.mode_keep(..));
                 shown(t.as_type(e));
                 shown(t.backend_copy(Device::BINARY));
             }

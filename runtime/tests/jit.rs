@@ -79,9 +79,13 @@ fn run_graph(ops: &[GraphOp], args: &[Tensor]) -> Result<Tensor> {
             GraphOp::Sum(a, keep) => {
                 let x = pick(a);
                 let axes: Vec<isize> = if x.rank() == 0 { vec![] } else { vec![-1] };
-                x.sum(Some(&axes), keep)?
+                if keep {
+                    x.sum_keep(&axes)?
+                } else {
+                    x.sum(&axes)?
+                }
             }
-            GraphOp::Max(a) => pick(a).reduce_max(None, false)?,
+            GraphOp::Max(a) => pick(a).reduce_max(..)?,
         };
         pool.push(next);
     }
@@ -224,7 +228,7 @@ fn later_calls_do_not_run_the_function_again() {
 #[test]
 fn the_cache_is_per_shape_dtype_and_device() {
     enable_sim();
-    let f = jit(|x: &Tensor| x.exp()?.sum(None, false));
+    let f = jit(|x: &Tensor| x.exp()?.sum(..));
     let x = host(&[3]);
     f.call(&x).unwrap();
     assert!(f.is_cached(&x).unwrap());
@@ -315,18 +319,18 @@ fn a_value_used_twice_inside_a_region_is_fused_once() {
 fn fused_reductions_equal_eager_ones_over_large_inputs() {
     // Softmax: a fused max, a fused sum of exponentials, a fused divide; rows across blocks.
     let softmax = jit(|x: &Tensor| {
-        let m = x.reduce_max(Some(&[-1]), true)?;
+        let m = x.reduce_max_keep([-1])?;
         let e = x.subtract(&m)?.exp()?;
-        e.divide(&e.sum(Some(&[-1]), true)?)
+        e.divide(&e.sum_keep([-1])?)
     });
     for shape in [[3usize, 70_000], [5000, 10]] {
         let x = on(Device::host(0))
             .random_uniform(3, DType::F32, &shape, -4.0, 4.0)
             .unwrap();
         let eager = {
-            let m = x.reduce_max(Some(&[-1]), true).unwrap();
+            let m = x.reduce_max_keep([-1]).unwrap();
             let e = x.subtract(&m).unwrap().exp().unwrap();
-            e.divide(&e.sum(Some(&[-1]), true).unwrap()).unwrap()
+            e.divide(&e.sum_keep([-1]).unwrap()).unwrap()
         };
         assert_close(
             &format!("softmax {shape:?}"),
@@ -334,11 +338,11 @@ fn fused_reductions_equal_eager_ones_over_large_inputs() {
             &softmax.call(&x).unwrap(),
         );
     }
-    let total = jit(|x: &Tensor| x.multiply(x)?.sum(None, false));
+    let total = jit(|x: &Tensor| x.multiply(x)?.sum(..));
     let x = on(Device::host(0))
         .random_uniform(5, DType::F64, &[1_000_003], -1.0, 1.0)
         .unwrap();
-    let eager = x.multiply(&x).unwrap().sum(None, false).unwrap();
+    let eager = x.multiply(&x).unwrap().sum(..).unwrap();
     assert_close("sum of squares", &eager, &total.call(&x).unwrap());
 }
 
@@ -431,7 +435,7 @@ fn serving_compiles_for_the_default_at_run_time() {
 
 fn running_sum() -> Jit<(Tensor, Tensor)> {
     jit(|chunk: &Tensor, acc: &Tensor| {
-        let next = acc.add(&chunk.sum(None, false)?)?;
+        let next = acc.add(&chunk.sum(..)?)?;
         Ok((next.clone(), next))
     })
 }

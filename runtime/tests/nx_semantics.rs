@@ -70,26 +70,21 @@ fn the_mean_of_nothing_is_nan() {
     for d in devices() {
         let empty = on(d).zeros(DType::F32, &[0]).unwrap();
         assert!(
-            empty
-                .mean(None, false)
-                .unwrap()
-                .to_scalar::<f32>()
-                .unwrap()
-                .is_nan(),
+            empty.mean(..).unwrap().to_scalar::<f32>().unwrap().is_nan(),
             "{d}"
         );
         let rows = on(d).zeros(DType::S32, &[2, 0]).unwrap();
-        let per_row = rows.mean(Some(&[1]), false).unwrap();
+        let per_row = rows.mean([1]).unwrap();
         assert_eq!(per_row.shape(), &[2]);
         assert!(
             per_row.to_vec::<f32>().unwrap().iter().all(|v| v.is_nan()),
             "{d}"
         );
-        assert_eq!(rows.mean(Some(&[0]), false).unwrap().shape(), &[0]);
+        assert_eq!(rows.mean([0]).unwrap().shape(), &[0]);
         // Not empty: the mean of a row of an [2,3] tensor divides by 3, not by 6/2.
         let t = on(d).iota(DType::F32, &[2, 3], None).unwrap();
         assert_eq!(
-            t.mean(Some(&[1]), true).unwrap().to_vec::<f32>().unwrap(),
+            t.mean_keep([1]).unwrap().to_vec::<f32>().unwrap(),
             vec![1.0, 4.0]
         );
     }
@@ -216,7 +211,7 @@ fn random_uniform_bounds_must_be_finite_and_fit_the_type() {
 /// An `Nx.Serving` over an empty batch returns an empty result rather than failing.
 #[test]
 fn a_serving_over_zero_rows_returns_an_empty_result() {
-    let serving = Serving::new(|b: &Tensor| b.sum(Some(&[1]), true)).on(Device::host(0));
+    let serving = Serving::new(|b: &Tensor| b.sum_keep([1])).on(Device::host(0));
     let out = serving
         .run(&on(Device::BINARY).zeros(DType::F32, &[0, 5]).unwrap())
         .unwrap();
@@ -242,7 +237,7 @@ fn binary_sums_and_dots_accumulate_pairwise() {
     let exact: f64 = x.to_vec::<f32>().unwrap().iter().map(|&v| v as f64).sum();
     for d in [Device::BINARY, Device::host(0)] {
         let t = x.backend_copy(d).unwrap();
-        let sum = t.sum(None, false).unwrap().to_scalar::<f32>().unwrap() as f64;
+        let sum = t.sum(..).unwrap().to_scalar::<f32>().unwrap() as f64;
         let error = relative_error(&format!("f32 sum of {n} on {d}"), sum, exact);
         assert!(error < 1e-6, "sum on {d}: {sum} vs {exact}");
     }
@@ -328,55 +323,36 @@ fn composed_reductions_follow_nx_documented_examples() {
     for d in devices() {
         let place = on(d);
         let v = place.from_vec(vec![0i32, 1, 2], &[3]).unwrap();
-        let all = v.all(None, false).unwrap();
+        let all = v.all(..).unwrap();
         assert_eq!(
             (all.dtype(), all.to_vec::<u8>().unwrap()),
             (DType::U8, vec![0])
         );
-        assert_eq!(v.any(None, false).unwrap().to_vec::<u8>().unwrap(), vec![1]);
+        assert_eq!(v.any(..).unwrap().to_vec::<u8>().unwrap(), vec![1]);
         let m = place.from_vec(vec![-1i32, 0, 1, 2, 3, 4], &[2, 3]).unwrap();
-        assert_eq!(
-            m.all(Some(&[1]), false).unwrap().to_vec::<u8>().unwrap(),
-            vec![0, 1]
-        );
-        let kept = m.all(Some(&[1]), true).unwrap();
+        assert_eq!(m.all([1]).unwrap().to_vec::<u8>().unwrap(), vec![0, 1]);
+        let kept = m.all_keep([1]).unwrap();
         assert_eq!(kept.shape(), &[2, 1]);
         let zeros = place.from_vec(vec![-1i32, 0, 1, 0, 0, 0], &[2, 3]).unwrap();
-        assert_eq!(
-            zeros
-                .any(Some(&[1]), false)
-                .unwrap()
-                .to_vec::<u8>()
-                .unwrap(),
-            vec![1, 0]
-        );
+        assert_eq!(zeros.any([1]).unwrap().to_vec::<u8>().unwrap(), vec![1, 0]);
         // Over no elements: all is 1, any is 0 (and NaN counts as non-zero).
         let empty = place.from_vec(Vec::<f32>::new(), &[0]).unwrap();
-        assert_eq!(
-            empty.all(None, false).unwrap().to_vec::<u8>().unwrap(),
-            vec![1]
-        );
-        assert_eq!(
-            empty.any(None, false).unwrap().to_vec::<u8>().unwrap(),
-            vec![0]
-        );
+        assert_eq!(empty.all(..).unwrap().to_vec::<u8>().unwrap(), vec![1]);
+        assert_eq!(empty.any(..).unwrap().to_vec::<u8>().unwrap(), vec![0]);
         let nan = place.from_vec(vec![f32::NAN], &[1]).unwrap();
-        assert_eq!(
-            nan.all(None, false).unwrap().to_vec::<u8>().unwrap(),
-            vec![1]
-        );
+        assert_eq!(nan.all(..).unwrap().to_vec::<u8>().unwrap(), vec![1]);
 
         let six = place.from_vec(vec![1i32, 2, 3, 4, 5, 6], &[6]).unwrap();
-        let lse = six.logsumexp(None, false).unwrap();
+        let lse = six.logsumexp(..).unwrap();
         assert_eq!((lse.dtype(), lse.shape().to_vec()), (DType::F32, vec![]));
         near(f32s(lse), &[6.456_193_4], "logsumexp");
         let grid = six.reshape(&[3, 2]).unwrap();
         near(
-            f32s(grid.logsumexp(Some(&[0]), false).unwrap()),
+            f32s(grid.logsumexp([0]).unwrap()),
             &[5.142_932, 6.142_932],
             "logsumexp axes [0]",
         );
-        let rows = grid.logsumexp(Some(&[1]), true).unwrap();
+        let rows = grid.logsumexp_keep([1]).unwrap();
         assert_eq!(rows.shape(), &[3, 1]);
         near(
             f32s(rows),
@@ -390,7 +366,7 @@ fn composed_reductions_follow_nx_documented_examples() {
                 &[2, 2],
             )
             .unwrap();
-        let got = f32s(wide.logsumexp(Some(&[1]), false).unwrap());
+        let got = f32s(wide.logsumexp([1]).unwrap());
         assert!(
             (got[0] - (1000.0 + std::f32::consts::LN_2)).abs() < 1e-3,
             "{got:?}"
@@ -398,45 +374,41 @@ fn composed_reductions_follow_nx_documented_examples() {
         assert_eq!(got[1], f32::NEG_INFINITY, "{got:?}");
 
         let t = place.from_vec(vec![1i32, 2, 3, 4], &[2, 2]).unwrap();
+        near(f32s(t.variance(.., 0).unwrap()), &[1.25], "variance");
         near(
-            f32s(t.variance(None, false, 0).unwrap()),
-            &[1.25],
-            "variance",
-        );
-        near(
-            f32s(t.variance(None, false, 1).unwrap()),
+            f32s(t.variance(.., 1).unwrap()),
             &[1.666_666_6],
             "variance ddof 1",
         );
         near(
-            f32s(t.variance(Some(&[0]), false, 0).unwrap()),
+            f32s(t.variance([0], 0).unwrap()),
             &[1.0, 1.0],
             "variance axes [0]",
         );
-        let kept = t.variance(Some(&[1]), true, 0).unwrap();
+        let kept = t.variance_keep([1], 0).unwrap();
         assert_eq!(kept.shape(), &[2, 1]);
         near(f32s(kept), &[0.25, 0.25], "variance axes [1] keep");
         near(
-            f32s(t.standard_deviation(None, false, 0).unwrap()),
+            f32s(t.standard_deviation(.., 0).unwrap()),
             &[1.118_034],
             "std",
         );
         near(
-            f32s(t.standard_deviation(None, false, 1).unwrap()),
+            f32s(t.standard_deviation(.., 1).unwrap()),
             &[1.290_994_4],
             "std ddof 1",
         );
 
         let one = place.scalar(1i32).unwrap();
         near(
-            f32s(one.weighted_mean(&one, None, false).unwrap()),
+            f32s(one.weighted_mean(&one, ..).unwrap()),
             &[1.0],
             "weighted_mean",
         );
         let x = place.from_vec(vec![1i32, 2, 3], &[3]).unwrap();
         let w = place.from_vec(vec![3i32, 2, 1], &[3]).unwrap();
         near(
-            f32s(x.weighted_mean(&w, None, false).unwrap()),
+            f32s(x.weighted_mean(&w, ..).unwrap()),
             &[1.666_666_6],
             "weighted_mean",
         );
@@ -1236,64 +1208,61 @@ fn sorting_follows_nx_documented_examples() {
 
         let scalar = |t: Tensor| (t.dtype(), t.shape().to_vec(), t.to_f64_vec().unwrap());
         assert_eq!(
-            scalar(v(vec![42], &[]).median(None, false).unwrap()),
+            scalar(v(vec![42], &[]).median(..).unwrap()),
             (DType::S32, vec![], vec![42.0])
         );
         assert_eq!(
-            scalar(v(vec![1, 2, 3], &[3]).median(None, false).unwrap()),
+            scalar(v(vec![1, 2, 3], &[3]).median(..).unwrap()),
             (DType::S32, vec![], vec![2.0])
         );
         assert_eq!(
-            scalar(v(vec![1, 2], &[2]).median(None, false).unwrap()),
+            scalar(v(vec![1, 2], &[2]).median(..).unwrap()),
             (DType::F32, vec![], vec![1.5])
         );
         let iota = place.iota(DType::S32, &[2, 3, 3], None).unwrap();
-        assert_eq!(scalar(iota.median(None, false).unwrap()).2, [8.5]);
+        assert_eq!(scalar(iota.median(..).unwrap()).2, [8.5]);
         let m = v(vec![1, 2, 3, 4, 5, 6], &[2, 3]);
         assert_eq!(
-            scalar(m.median(Some(0), false).unwrap()),
+            scalar(m.median(0).unwrap()),
             (DType::F32, vec![3], vec![2.5, 3.5, 4.5])
         );
         assert_eq!(
-            scalar(m.median(Some(1), false).unwrap()),
+            scalar(m.median(1).unwrap()),
             (DType::S32, vec![2], vec![2.0, 5.0])
         );
         let iota = place.iota(DType::S32, &[2, 2, 3], None).unwrap();
         assert_eq!(
-            scalar(iota.median(Some(0), false).unwrap()),
+            scalar(iota.median(0).unwrap()),
             (DType::F32, vec![2, 3], vec![3.0, 4.0, 5.0, 6.0, 7.0, 8.0])
         );
         let t3 = v(vec![1, 2, 2, 3, 4, 2, 4, 5, 2, 7, 9, 2], &[2, 2, 3]);
         assert_eq!(
-            scalar(t3.median(Some(-1), false).unwrap()),
+            scalar(t3.median(-1).unwrap()),
             (DType::S32, vec![2, 2], vec![2.0, 3.0, 4.0, 7.0])
         );
-        assert_eq!(t3.median(Some(-1), true).unwrap().shape(), &[2, 2, 1]);
+        assert_eq!(t3.median_keep(-1).unwrap().shape(), &[2, 2, 1]);
 
+        assert_eq!(scalar(v(vec![42], &[]).mode(..).unwrap()).2, [42.0]);
         assert_eq!(
-            scalar(v(vec![42], &[]).mode(None, false).unwrap()).2,
-            [42.0]
-        );
-        assert_eq!(
-            scalar(v(vec![1], &[1, 1]).mode(None, false).unwrap()),
+            scalar(v(vec![1], &[1, 1]).mode(..).unwrap()),
             (DType::S32, vec![], vec![1.0])
         );
         assert_eq!(
-            scalar(v(vec![1, 2, 2, 3, 5], &[5]).mode(None, false).unwrap()).2,
+            scalar(v(vec![1, 2, 2, 3, 5], &[5]).mode(..).unwrap()).2,
             [2.0]
         );
         let two = v(vec![1, 2, 2, 3, 5, 1, 1, 76, 8, 1], &[2, 5]);
-        assert_eq!(scalar(two.mode(None, false).unwrap()).2, [1.0]);
+        assert_eq!(scalar(two.mode(..).unwrap()).2, [1.0]);
         assert_eq!(
-            scalar(two.mode(Some(0), false).unwrap()),
+            scalar(two.mode(0).unwrap()),
             (DType::S32, vec![5], vec![1.0, 1.0, 2.0, 3.0, 1.0])
         );
-        assert_eq!(scalar(two.mode(Some(1), false).unwrap()).2, [2.0, 1.0]);
+        assert_eq!(scalar(two.mode(1).unwrap()).2, [2.0, 1.0]);
         assert_eq!(
-            scalar(v(vec![1], &[1, 1, 1]).mode(Some(1), false).unwrap()),
+            scalar(v(vec![1], &[1, 1, 1]).mode(1).unwrap()),
             (DType::S32, vec![1, 1], vec![1.0])
         );
-        assert_eq!(two.mode(Some(1), true).unwrap().shape(), &[2, 1]);
+        assert_eq!(two.mode_keep(1).unwrap().shape(), &[2, 1]);
     }
 }
 
@@ -1499,23 +1468,23 @@ fn aggregate_types_and_argmax_options_follow_nx() {
     for d in devices() {
         let place = on(d);
         let s32 = place.from_vec(vec![1i32, 2, 3], &[3]).unwrap();
-        let sum = s32.sum(None, false).unwrap();
+        let sum = s32.sum(..).unwrap();
         assert_eq!(
             (sum.dtype(), sum.to_scalar::<i32>().unwrap()),
             (DType::S32, 6)
         );
         let big = place.from_vec(vec![i32::MAX, 1], &[2]).unwrap();
         assert_eq!(
-            big.sum(None, false).unwrap().to_scalar::<i32>().unwrap(),
+            big.sum(..).unwrap().to_scalar::<i32>().unwrap(),
             i32::MIN,
             "s32 sums wrap as Nx's do"
         );
-        let product = s32.product(Some(&[0]), false).unwrap();
+        let product = s32.product([0]).unwrap();
         assert_eq!(product.dtype(), DType::S32);
         let s64 = place.from_vec(vec![1i64, 2], &[2]).unwrap();
-        assert_eq!(s64.sum(None, false).unwrap().dtype(), DType::S64);
+        assert_eq!(s64.sum(..).unwrap().dtype(), DType::S64);
         let f = place.from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
-        assert_eq!(f.sum(None, false).unwrap().dtype(), DType::F32);
+        assert_eq!(f.sum(..).unwrap().dtype(), DType::F32);
 
         let t = place
             .from_vec(vec![4i32, 2, 3, 1, -5, 3, 6, 2, 3, 4, 8, 3], &[2, 2, 3])
@@ -1524,30 +1493,26 @@ fn aggregate_types_and_argmax_options_follow_nx() {
             assert_eq!(t.dtype(), DType::S32, "{t:?}");
             t.to_vec::<i32>().unwrap()
         };
-        assert_eq!(i32s(t.argmax(None, false).unwrap()), [10]);
-        assert_eq!(i32s(t.argmax(Some(0), false).unwrap()), [1, 0, 0, 1, 1, 0]);
-        assert_eq!(i32s(t.argmax(Some(1), false).unwrap()), [0, 0, 0, 0, 1, 0]);
-        assert_eq!(i32s(t.argmax(Some(2), false).unwrap()), [0, 2, 0, 1]);
-        let high = t
-            .argmax_with(Some(1), false, TieBreak::High, DType::S64)
-            .unwrap();
+        assert_eq!(i32s(t.argmax(..).unwrap()), [10]);
+        assert_eq!(i32s(t.argmax(0).unwrap()), [1, 0, 0, 1, 1, 0]);
+        assert_eq!(i32s(t.argmax(1).unwrap()), [0, 0, 0, 0, 1, 0]);
+        assert_eq!(i32s(t.argmax(2).unwrap()), [0, 2, 0, 1]);
+        let high = t.argmax_with(1, false, TieBreak::High, DType::S64).unwrap();
         assert_eq!(high.dtype(), DType::S64);
         assert_eq!(high.to_vec::<i64>().unwrap(), [0, 0, 1, 0, 1, 1]);
-        assert_eq!(t.argmax(Some(1), true).unwrap().shape(), &[2, 1, 3]);
+        assert_eq!(t.argmax_keep(1).unwrap().shape(), &[2, 1, 3]);
         // Without an axis the result is a scalar whatever keep_axis says.
-        assert_eq!(t.argmax(None, true).unwrap().shape(), &[] as &[usize]);
-        assert_eq!(i32s(t.argmin(None, false).unwrap()), [4]);
-        assert_eq!(i32s(t.argmin(Some(0), false).unwrap()), [0, 0, 0, 0, 0, 0]);
-        assert_eq!(i32s(t.argmin(Some(1), false).unwrap()), [1, 1, 0, 1, 0, 0]);
-        assert_eq!(i32s(t.argmin(Some(2), false).unwrap()), [1, 1, 1, 2]);
-        let high = t
-            .argmin_with(Some(1), false, TieBreak::High, DType::U8)
-            .unwrap();
+        assert_eq!(t.argmax_keep(..).unwrap().shape(), &[] as &[usize]);
+        assert_eq!(i32s(t.argmin(..).unwrap()), [4]);
+        assert_eq!(i32s(t.argmin(0).unwrap()), [0, 0, 0, 0, 0, 0]);
+        assert_eq!(i32s(t.argmin(1).unwrap()), [1, 1, 0, 1, 0, 0]);
+        assert_eq!(i32s(t.argmin(2).unwrap()), [1, 1, 1, 2]);
+        let high = t.argmin_with(1, false, TieBreak::High, DType::U8).unwrap();
         assert_eq!(high.to_vec::<u8>().unwrap(), [1, 1, 1, 1, 0, 1]);
         let nan = place.from_vec(vec![2.0f32, f32::NAN, 4.0], &[3]).unwrap();
-        assert_eq!(i32s(nan.argmax(None, false).unwrap()), [1]);
+        assert_eq!(i32s(nan.argmax(..).unwrap()), [1]);
         let err = t
-            .argmax_with(None, false, TieBreak::Low, DType::F32)
+            .argmax_with(.., false, TieBreak::Low, DType::F32)
             .unwrap_err()
             .to_string();
         assert!(err.contains("argmax") && err.contains("f32"), "{err}");

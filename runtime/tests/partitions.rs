@@ -475,7 +475,7 @@ fn per_example_outputs_are_joined_in_batch_order() {
 #[test]
 fn data_parallel_misuse_is_a_clear_error() {
     let _g = setup();
-    let f = jit(|x: &Tensor| x.sum(None, false));
+    let f = jit(|x: &Tensor| x.sum(..));
     let x = on(Device::host(0)).iota(DType::F32, &[3, 2], None).unwrap();
     let unsplit = data_parallel(&f, &sims(2)).unwrap();
     assert!(unsplit
@@ -491,7 +491,7 @@ fn data_parallel_misuse_is_a_clear_error() {
         .contains("3 rows cannot be split over 4 devices"));
     let out_of_range = data_parallel(&f, &sims(2)).unwrap().split(&[3]);
     assert!(out_of_range.call(&x).is_err());
-    let ints = jit(|x: &Tensor| x.as_type(DType::S32)?.sum(None, false));
+    let ints = jit(|x: &Tensor| x.as_type(DType::S32)?.sum(..));
     let mean_of_ints = data_parallel(&ints, &sims(2)).unwrap().split(&[0]);
     assert!(mean_of_ints
         .call(&x)

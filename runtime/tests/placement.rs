@@ -175,7 +175,7 @@ fn a_serving_honours_the_session_default_at_run_time() {
         .on(Device::host(0));
     assert_eq!(pinned.run(&input).unwrap().device(), Device::host(0));
     // A function that breaks the batch contract is an error, not a panic.
-    let bad = Serving::new(|b: &Tensor| b.sum(None, false));
+    let bad = Serving::new(|b: &Tensor| b.sum(..));
     assert!(bad
         .run(&input)
         .unwrap_err()

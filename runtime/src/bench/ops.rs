@@ -226,7 +226,7 @@ fn prepare(case: &OpCase, device: Device) -> Result<TimedOp> {
         "dot f64 1024^3 via system BLAS" => via_blas(DType::F64, 1024, 1024, 1024)?,
         "stream {10000,784} f32 once (sum)" => {
             let a = uniform(device, 1, DType::F32, &[10_000, 784], -1.0, 1.0)?;
-            Box::new(move || a.sum(None, false))
+            Box::new(move || a.sum(..))
         }
         "add f32 10M" | "multiply f32 10M" | "divide f32 10M" | "add f64 10M" => {
             let dtype = if case.name.contains("f64") {
@@ -261,9 +261,9 @@ fn prepare(case: &OpCase, device: Device) -> Result<TimedOp> {
         "sum f32 10M" | "reduce_max f32 10M" | "argmax f32 10M" => {
             let x = vector(1, DType::F32, -1.0, 1.0)?;
             match case.name.split(' ').next() {
-                Some("reduce_max") => Box::new(move || x.reduce_max(None, false)),
-                Some("argmax") => Box::new(move || x.argmax(None, false)),
-                _ => Box::new(move || x.sum(None, false)),
+                Some("reduce_max") => Box::new(move || x.reduce_max(..)),
+                Some("argmax") => Box::new(move || x.argmax(..)),
+                _ => Box::new(move || x.sum(..)),
             }
         }
         "cumulative_sum f32 10M" => {
@@ -272,7 +272,7 @@ fn prepare(case: &OpCase, device: Device) -> Result<TimedOp> {
         }
         "logsumexp f32 10M" => {
             let x = vector(1, DType::F32, -10.0, 10.0)?;
-            Box::new(move || x.logsumexp(None, false))
+            Box::new(move || x.logsumexp(..))
         }
         "erf f32 10M (scipy)" => {
             let x = vector(1, DType::F32, -3.0, 3.0)?;

@@ -144,11 +144,7 @@ pub fn run(bench: &ServingBench, progress: &mut dyn Progress) -> Result<ServingF
         || spread.run(&images),
     )?;
     let (a, b) = (alone.run(&images)?, spread.run(&images)?);
-    let differ = a
-        .subtract(&b)?
-        .abs()?
-        .reduce_max(None, false)?
-        .to_scalar::<f32>()?;
+    let differ = a.subtract(&b)?.abs()?.reduce_max(..)?.to_scalar::<f32>()?;
     let per_second = |m: &super::Measurement| bench.rows as f64 / m.median().as_secs_f64();
     let (one_device, partitioned) = (per_second(&one), per_second(&many));
     let counts: Vec<String> = spread

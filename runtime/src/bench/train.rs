@@ -27,13 +27,9 @@ pub fn mlp_loss(params: &[Tensor], x: &Tensor, one_hot: &Tensor) -> Result<Tenso
     };
     let hidden = x.dot(w1)?.add(b1)?.max(0.0)?;
     let logits = hidden.dot(w2)?.add(b2)?;
-    let shifted = logits.subtract(&logits.reduce_max(Some(&[1]), true)?.stop_grad()?)?;
-    let log_softmax = shifted.subtract(&shifted.exp()?.sum(Some(&[1]), true)?.log()?)?;
-    log_softmax
-        .multiply(one_hot)?
-        .sum(Some(&[1]), false)?
-        .mean(None, false)?
-        .negate()
+    let shifted = logits.subtract(&logits.reduce_max_keep([1])?.stop_grad()?)?;
+    let log_softmax = shifted.subtract(&shifted.exp()?.sum_keep([1])?.log()?)?;
+    log_softmax.multiply(one_hot)?.sum([1])?.mean(..)?.negate()
 }
 
 /// One SGD step as a compiled function of `[w1, b1, w2, b2, x, one_hot]`, returning

@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use tensorbook::{value_and_grad, on, DType, Device, Tensor};
-//! let f = value_and_grad(|x: &Tensor| x.multiply(x)?.sum(None, false));
+//! let f = value_and_grad(|x: &Tensor| x.multiply(x)?.sum(..));
 //! let x = on(Device::host(0)).from_vec(vec![1.0f32, 2.0, 3.0], &[3])?;
 //! let (value, grads) = f.call(&x)?;
 //! assert_eq!(value.to_scalar::<f32>()?, 14.0);
@@ -378,7 +378,7 @@ mod tests {
 
     #[test]
     fn square_sum_has_slope_two_x() {
-        let f = value_and_grad(|x: &Tensor| x.multiply(x)?.sum(None, false));
+        let f = value_and_grad(|x: &Tensor| x.multiply(x)?.sum(..));
         let x = host().from_vec(vec![1.0f64, -2.0, 3.0], &[3]).unwrap();
         let (v, g) = f.call(&x).unwrap();
         assert_eq!(v.to_scalar::<f64>().unwrap(), 14.0);
@@ -398,7 +398,7 @@ mod tests {
         let f = grad(|x: &Tensor| {
             let stopped = x.stop_grad()?.multiply(x)?;
             let mask = x.greater(0.0)?.as_type(DType::F64)?;
-            stopped.add(&mask.multiply(x)?)?.sum(None, false)
+            stopped.add(&mask.multiply(x)?)?.sum(..)
         });
         let x = host().from_vec(vec![2.0f64, -1.0], &[2]).unwrap();
         // d/dx [c*x + [x>0]*x] with c = x held constant: c + [x>0].
@@ -413,7 +413,7 @@ mod tests {
         let f = grad(|x: &Tensor| {
             let y = x.exp()?;
             let y = custom_grad(&y, &[x], |g| Ok(vec![g.multiply(10.0)?]))?;
-            y.sum(None, false)
+            y.sum(..)
         });
         let x = host().from_vec(vec![0.0f64, 1.0], &[2]).unwrap();
         assert_eq!(
@@ -424,7 +424,7 @@ mod tests {
 
     #[test]
     fn only_the_chosen_arguments_are_differentiated() {
-        let f = grad_wrt(|w: &Tensor, x: &Tensor| x.dot(w)?.sum(None, false), &[0]);
+        let f = grad_wrt(|w: &Tensor, x: &Tensor| x.dot(w)?.sum(..), &[0]);
         let w = host().from_vec(vec![1.0f32, 2.0], &[2, 1]).unwrap();
         let x = host()
             .from_vec(vec![3.0f32, 4.0, 5.0, 6.0], &[2, 2])
@@ -433,7 +433,7 @@ mod tests {
         assert_eq!(g.len(), 1);
         assert_eq!(g[0].shape(), &[2, 1]);
         assert_eq!(g[0].to_vec::<f32>().unwrap(), vec![8.0, 10.0]);
-        let bad = grad_wrt(|w: &Tensor| w.sum(None, false), &[3]);
+        let bad = grad_wrt(|w: &Tensor| w.sum(..), &[3]);
         let e = bad.call(&w).unwrap_err().to_string();
         assert!(e.contains("argument 3"), "{e}");
     }

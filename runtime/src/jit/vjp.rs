@@ -199,7 +199,7 @@ fn unbroadcast(g: Tensor, operand: &[usize]) -> Result<Tensor> {
     if axes.is_empty() {
         Ok(g)
     } else {
-        g.sum(Some(&axes), true)
+        g.sum_keep(&axes)
     }
 }
 
@@ -462,8 +462,8 @@ fn reduce(
             let zero = mask(x.equal(0.0)?, dt)?;
             // x with every zero replaced by 1: its product is that of the non-zeros.
             let nonzero = x.add(&zero)?;
-            let others = nonzero.product(Some(&axes), true)?;
-            let zeros = zero.sum(Some(&axes), true)?;
+            let others = nonzero.product_keep(&axes)?;
+            let zeros = zero.sum_keep(&axes)?;
             let none = mask(zeros.equal(0.0)?, dt)?;
             let one = mask(zeros.equal(1.0)?, dt)?;
             let without_zeros = others.divide(&nonzero)?.multiply(&none)?;
@@ -475,7 +475,7 @@ fn reduce(
             // extremum.
             let at = mask(x.equal(&out)?, g.dtype())?;
             let axes: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
-            let count = at.sum(Some(&axes), true)?;
+            let count = at.sum_keep(&axes)?;
             g.multiply(&at)?.divide(&count)
         }
     }
@@ -513,7 +513,7 @@ fn matmul(dims: &MatmulDims, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<T
     // A result summed over the batch where one matrix served every entry of it.
     let fold = |d: Tensor, served: bool| -> Result<Tensor> {
         if served && d.rank() == 3 {
-            d.sum(Some(&[0]), false)
+            d.sum([0])
         } else {
             Ok(d)
         }

@@ -161,7 +161,7 @@ impl Tensor {
         if equal_nan {
             close = close.logical_or(&self.is_nan()?.logical_and(&other.is_nan()?)?)?;
         }
-        close.all(None, false)
+        close.all(..)
     }
 }
 

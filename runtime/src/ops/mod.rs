@@ -14,6 +14,7 @@
 //! (`take_along_axis`, `gather`, `indexed_add`, `indexed_put` by flat positions). This file holds
 //! what they share: operands, number literals, and `run`.
 
+pub(crate) mod axes;
 mod cumulative;
 mod diagonal;
 mod elementwise;

@@ -8,6 +8,7 @@ use crate::session::resolve_device;
 use crate::shape::{normalize_axes, normalize_axis, numel};
 use crate::tensor::Tensor;
 
+use super::axes::{IntoAxes, IntoAxis};
 use super::run;
 
 impl Tensor {
@@ -40,7 +41,7 @@ impl Tensor {
 
     /// Sum over `axes` (all when `None`); `s32` sums stay `s32` and wrap, as Nx's do (`u8`
     /// sums into `s64`: see [`DType::accumulator`]).
-    pub fn sum(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
+    pub(crate) fn sum_over(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
         self.reduce_op(
             ReduceOp::Sum,
             "sum",
@@ -51,7 +52,7 @@ impl Tensor {
     }
 
     /// Product over `axes` (all when `None`); the result type is sum's.
-    pub fn product(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
+    pub(crate) fn product_over(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
         self.reduce_op(
             ReduceOp::Product,
             "product",
@@ -63,19 +64,27 @@ impl Tensor {
 
     /// Maximum over `axes` (all when `None`). Over zero elements it is the dtype's lowest
     /// value (-Inf for floats), the reduction's identity, as in Nx.
-    pub fn reduce_max(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
+    pub(crate) fn reduce_max_over(
+        &self,
+        axes: Option<&[isize]>,
+        keep_axes: bool,
+    ) -> Result<Tensor> {
         self.reduce_op(ReduceOp::Max, "reduce_max", axes, keep_axes, self.dtype())
     }
 
     /// Minimum over `axes` (all when `None`). Over zero elements it is the dtype's highest
     /// value (Inf for floats), as in Nx.
-    pub fn reduce_min(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
+    pub(crate) fn reduce_min_over(
+        &self,
+        axes: Option<&[isize]>,
+        keep_axes: bool,
+    ) -> Result<Tensor> {
         self.reduce_op(ReduceOp::Min, "reduce_min", axes, keep_axes, self.dtype())
     }
 
     /// Mean over `axes` (all when `None`); integers average as f32. The mean of zero elements
     /// is NaN (0 / 0), as in Nx.
-    pub fn mean(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
+    pub(crate) fn mean_over(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
         let reduced = self.reduced_axes("mean", axes)?;
         let count = numel(&reduced.iter().map(|&a| self.shape()[a]).collect::<Vec<_>>());
         let total = self.reduce_op(
@@ -90,20 +99,20 @@ impl Tensor {
 
     /// Whether every element along `axes` is non-zero (NaN is), as u8 0 or 1 (Nx's `all`);
     /// 1 over no elements.
-    pub fn all(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
+    pub(crate) fn all_over(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
         // The minimum of a 0/1 mask; over no elements its identity (255) is capped to 1.
-        self.not_equal(0)?.reduce_min(axes, keep_axes)?.min(1)
+        self.not_equal(0)?.reduce_min_over(axes, keep_axes)?.min(1)
     }
 
     /// Whether any element along `axes` is non-zero (NaN is), as u8 0 or 1 (Nx's `any`); 0
     /// over no elements.
-    pub fn any(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
-        self.not_equal(0)?.reduce_max(axes, keep_axes)
+    pub(crate) fn any_over(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
+        self.not_equal(0)?.reduce_max_over(axes, keep_axes)
     }
 
     /// `log(sum(exp(x)))` over `axes` without overflow (Nx's `logsumexp`): the largest element
     /// is taken out first. Integers become f32. Over no elements it is -inf.
-    pub fn logsumexp(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
+    pub(crate) fn logsumexp_over(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
         let reduced = self.reduced_axes("logsumexp", axes)?;
         let x = self.as_type(self.dtype().to_float())?;
         // The shift is kept finite: a slice of -inf (or +inf, or nothing) then shifts by ∓MAX,
@@ -113,11 +122,11 @@ impl Tensor {
         } else {
             f64::from(f32::MAX)
         };
-        let shift = x.reduce_max(axes, true)?.max(-big)?.min(big)?;
+        let shift = x.reduce_max_over(axes, true)?.max(-big)?.min(big)?;
         let total = x
             .subtract(&shift)?
             .exp()?
-            .sum(axes, true)?
+            .sum_over(axes, true)?
             .log()?
             .add(&shift)?;
         if keep_axes {
@@ -131,24 +140,29 @@ impl Tensor {
     /// The variance over `axes` (Nx's `variance`): the mean of squared deviations from the
     /// mean, divided by `n - ddof` instead of `n` (`ddof: 1` is the sample variance).
     /// Integers become f32.
-    pub fn variance(&self, axes: Option<&[isize]>, keep_axes: bool, ddof: usize) -> Result<Tensor> {
+    pub(crate) fn variance_over(
+        &self,
+        axes: Option<&[isize]>,
+        keep_axes: bool,
+        ddof: usize,
+    ) -> Result<Tensor> {
         let reduced = self.reduced_axes("variance", axes)?;
         let count = numel(&reduced.iter().map(|&a| self.shape()[a]).collect::<Vec<_>>());
-        let mean = self.mean(axes, true)?;
-        let squares = self.subtract(&mean)?.square()?.sum(axes, keep_axes)?;
+        let mean = self.mean_over(axes, true)?;
+        let squares = self.subtract(&mean)?.square()?.sum_over(axes, keep_axes)?;
         // As Nx: n - ddof may be 0 (inf or NaN) or negative.
         squares.divide(count as f64 - ddof as f64)
     }
 
     /// The standard deviation over `axes`: the square root of [`Tensor::variance`] with the
     /// same `ddof` (Nx's `standard_deviation`).
-    pub fn standard_deviation(
+    pub(crate) fn standard_deviation_over(
         &self,
         axes: Option<&[isize]>,
         keep_axes: bool,
         ddof: usize,
     ) -> Result<Tensor> {
-        self.variance(axes, keep_axes, ddof)?.sqrt()
+        self.variance_over(axes, keep_axes, ddof)?.sqrt()
     }
 
     /// The covariance matrix of the rows of this `[..., n, d]` tensor (leading axes are
@@ -164,7 +178,7 @@ impl Tensor {
                 ),
             });
         }
-        self.covariance_around(&self.mean(Some(&[-2]), false)?, ddof)
+        self.covariance_around(&self.mean_over(Some(&[-2]), false)?, ddof)
     }
 
     /// [`Tensor::covariance`] around a given column mean of shape `[..., d]` (its batch axes
@@ -193,15 +207,15 @@ impl Tensor {
 
     /// The mean over `axes` weighted by `weights` (the same shape, or one that broadcasts to
     /// it): `sum(x * w) / sum(w)` (Nx's `weighted_mean`). Integers become f32.
-    pub fn weighted_mean(
+    pub(crate) fn weighted_mean_over(
         &self,
         weights: &Tensor,
         axes: Option<&[isize]>,
         keep_axes: bool,
     ) -> Result<Tensor> {
         let weights = weights.broadcast(self.shape())?;
-        let total = self.multiply(&weights)?.sum(axes, keep_axes)?;
-        total.divide(&weights.sum(axes, keep_axes)?)
+        let total = self.multiply(&weights)?.sum_over(axes, keep_axes)?;
+        total.divide(&weights.sum_over(axes, keep_axes)?)
     }
 
     fn arg_op(
@@ -252,37 +266,49 @@ impl Tensor {
         index.as_type(dtype)
     }
 
-    /// Index of the first maximum along `axis` (of the flattened tensor when `None`), as s32:
-    /// Nx's `argmax(t, axis:, keep_axis:)`. A NaN is the maximum.
-    pub fn argmax(&self, axis: Option<isize>, keep_axis: bool) -> Result<Tensor> {
-        self.argmax_with(axis, keep_axis, TieBreak::Low, DType::S32)
+    /// Index of the first maximum along `axis` (`t.argmax(1)`; of the flattened tensor with
+    /// `..`), as s32: Nx's `argmax(t, axis:)`. A NaN is the maximum.
+    pub fn argmax(&self, axis: impl IntoAxis) -> Result<Tensor> {
+        self.argmax_with(axis, false, TieBreak::Low, DType::S32)
     }
 
-    /// Index of the first minimum along `axis` (of the flattened tensor when `None`), as s32:
-    /// Nx's `argmin(t, axis:, keep_axis:)`. A NaN is the minimum.
-    pub fn argmin(&self, axis: Option<isize>, keep_axis: bool) -> Result<Tensor> {
-        self.argmin_with(axis, keep_axis, TieBreak::Low, DType::S32)
+    /// [`Tensor::argmax`] keeping the reduced axis with size 1 (Nx's `keep_axis: true`).
+    pub fn argmax_keep(&self, axis: impl IntoAxis) -> Result<Tensor> {
+        self.argmax_with(axis, true, TieBreak::Low, DType::S32)
+    }
+
+    /// Index of the first minimum along `axis` (`t.argmin(1)`; of the flattened tensor with
+    /// `..`), as s32: Nx's `argmin(t, axis:)`. A NaN is the minimum.
+    pub fn argmin(&self, axis: impl IntoAxis) -> Result<Tensor> {
+        self.argmin_with(axis, false, TieBreak::Low, DType::S32)
+    }
+
+    /// [`Tensor::argmin`] keeping the reduced axis with size 1 (Nx's `keep_axis: true`).
+    pub fn argmin_keep(&self, axis: impl IntoAxis) -> Result<Tensor> {
+        self.argmin_with(axis, true, TieBreak::Low, DType::S32)
     }
 
     /// `argmax` with Nx's `tie_break:` (which of equal maxima) and `type:` (an integer dtype).
     pub fn argmax_with(
         &self,
-        axis: Option<isize>,
+        axis: impl IntoAxis,
         keep_axis: bool,
         tie_break: TieBreak,
         dtype: DType,
     ) -> Result<Tensor> {
+        let axis = axis.into_axis();
         self.arg_op(ArgOp::ArgMax, "argmax", axis, keep_axis, tie_break, dtype)
     }
 
     /// `argmin` with Nx's `tie_break:` (which of equal minima) and `type:` (an integer dtype).
     pub fn argmin_with(
         &self,
-        axis: Option<isize>,
+        axis: impl IntoAxis,
         keep_axis: bool,
         tie_break: TieBreak,
         dtype: DType,
     ) -> Result<Tensor> {
+        let axis = axis.into_axis();
         self.arg_op(ArgOp::ArgMin, "argmin", axis, keep_axis, tie_break, dtype)
     }
 }
@@ -295,6 +321,69 @@ pub enum TieBreak {
     Low,
     /// The highest index (`:high`).
     High,
+}
+
+// The public forms of a reduction over axes: `name(axes)` and `name_keep(axes)`, each the
+// crate's `name_over(Option<&[isize]>, keep)`.
+macro_rules! reductions {
+    ($($name:ident, $keep:ident, $over:ident, $doc:literal;)*) => {
+        impl Tensor {$(
+            #[doc = concat!($doc, " `axes` is `0`, `[0, 1]`, `&axes` or `..` for all of them; negative axes count from the end.")]
+            pub fn $name(&self, axes: impl IntoAxes) -> Result<Tensor> {
+                self.$over(axes.into_axes().as_option(), false)
+            }
+            #[doc = concat!("[`Tensor::", stringify!($name), "`] keeping each reduced axis with size 1 (Nx's `keep_axes: true`), ready to broadcast against this tensor.")]
+            pub fn $keep(&self, axes: impl IntoAxes) -> Result<Tensor> {
+                self.$over(axes.into_axes().as_option(), true)
+            }
+        )*}
+    };
+}
+
+reductions! {
+    sum, sum_keep, sum_over, "The sum over `axes` (Nx's `sum`): s32 sums stay s32 and wrap, as Nx's; u8 sums into s64 (Nx's u32 is not a tensorbook type).";
+    product, product_keep, product_over, "The product over `axes` (Nx's `product`), of sum's type.";
+    reduce_max, reduce_max_keep, reduce_max_over, "The maximum over `axes` (Nx's `reduce_max`); over no elements, the type's lowest value (-inf).";
+    reduce_min, reduce_min_keep, reduce_min_over, "The minimum over `axes` (Nx's `reduce_min`); over no elements, the type's highest value (inf).";
+    mean, mean_keep, mean_over, "The mean over `axes` (Nx's `mean`); integers average as f32, no elements give NaN.";
+    all, all_keep, all_over, "Whether every element over `axes` is non-zero (NaN is), u8 0 or 1 (Nx's `all`).";
+    any, any_keep, any_over, "Whether any element over `axes` is non-zero, u8 0 or 1 (Nx's `any`).";
+    logsumexp, logsumexp_keep, logsumexp_over, "`log(sum(exp(t)))` over `axes` without overflow (Nx's `logsumexp`); integers become f32.";
+}
+
+impl Tensor {
+    /// The variance over `axes` (as [`Tensor::sum`] takes them), Nx's `variance(t, axes:,
+    /// ddof:)`: squared deviations from the mean summed and divided by `n - ddof` (`ddof` 1
+    /// is the sample variance). Integers become f32.
+    pub fn variance(&self, axes: impl IntoAxes, ddof: usize) -> Result<Tensor> {
+        self.variance_over(axes.into_axes().as_option(), false, ddof)
+    }
+
+    /// [`Tensor::variance`] keeping each reduced axis with size 1.
+    pub fn variance_keep(&self, axes: impl IntoAxes, ddof: usize) -> Result<Tensor> {
+        self.variance_over(axes.into_axes().as_option(), true, ddof)
+    }
+
+    /// Nx's `standard_deviation(t, axes:, ddof:)`: the square root of [`Tensor::variance`].
+    pub fn standard_deviation(&self, axes: impl IntoAxes, ddof: usize) -> Result<Tensor> {
+        self.standard_deviation_over(axes.into_axes().as_option(), false, ddof)
+    }
+
+    /// [`Tensor::standard_deviation`] keeping each reduced axis with size 1.
+    pub fn standard_deviation_keep(&self, axes: impl IntoAxes, ddof: usize) -> Result<Tensor> {
+        self.standard_deviation_over(axes.into_axes().as_option(), true, ddof)
+    }
+
+    /// The mean over `axes` weighted by `weights` (this shape, or one that broadcasts to it):
+    /// `sum(t * w) / sum(w)`, Nx's `weighted_mean(t, weights, axes:)`.
+    pub fn weighted_mean(&self, weights: &Tensor, axes: impl IntoAxes) -> Result<Tensor> {
+        self.weighted_mean_over(weights, axes.into_axes().as_option(), false)
+    }
+
+    /// [`Tensor::weighted_mean`] keeping each reduced axis with size 1.
+    pub fn weighted_mean_keep(&self, weights: &Tensor, axes: impl IntoAxes) -> Result<Tensor> {
+        self.weighted_mean_over(weights, axes.into_axes().as_option(), true)
+    }
 }
 
 pub(super) fn reduced_shape(shape: &[usize], axes: &[usize], keep_axes: bool) -> Vec<usize> {

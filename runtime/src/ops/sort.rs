@@ -9,6 +9,7 @@ use crate::session::resolve_device;
 use crate::shape::normalize_axis;
 use crate::tensor::Tensor;
 
+use super::axes::IntoAxis;
 use super::run;
 
 /// Which end of a sort comes first (Nx's `direction:`).
@@ -104,8 +105,29 @@ impl Tensor {
     }
 
     /// The middle entry (the mean of the two middle ones for an even count, then a float)
-    /// along `axis`, or of every entry when `None`, as `Nx.median(t, axis:, keep_axis:)`.
-    pub fn median(&self, axis: Option<isize>, keep_axis: bool) -> Result<Tensor> {
+    /// along `axis` (`t.median(0)`), or of every entry (`t.median(..)`), as
+    /// `Nx.median(t, axis:)`.
+    pub fn median(&self, axis: impl IntoAxis) -> Result<Tensor> {
+        self.median_over(axis.into_axis(), false)
+    }
+
+    /// [`Tensor::median`] keeping the reduced axis with size 1 (Nx's `keep_axis: true`).
+    pub fn median_keep(&self, axis: impl IntoAxis) -> Result<Tensor> {
+        self.median_over(axis.into_axis(), true)
+    }
+
+    /// The most frequent entry along `axis` (`t.mode(0)`), or of every entry (`t.mode(..)`),
+    /// the smallest of equally frequent ones, as `Nx.mode(t, axis:)`.
+    pub fn mode(&self, axis: impl IntoAxis) -> Result<Tensor> {
+        self.mode_over(axis.into_axis(), false)
+    }
+
+    /// [`Tensor::mode`] keeping the reduced axis with size 1 (Nx's `keep_axis: true`).
+    pub fn mode_keep(&self, axis: impl IntoAxis) -> Result<Tensor> {
+        self.mode_over(axis.into_axis(), true)
+    }
+
+    fn median_over(&self, axis: Option<isize>, keep_axis: bool) -> Result<Tensor> {
         let Some(axis) = axis else {
             let sorted = self.flatten(None)?.sort(0, Direction::Asc)?;
             let n = sorted.size();
@@ -134,13 +156,11 @@ impl Tensor {
         } else {
             sorted
                 .slice_along_axis(n / 2 - 1, 2, axis)?
-                .mean(Some(&[axis]), keep_axis)
+                .mean_over(Some(&[axis]), keep_axis)
         }
     }
 
-    /// The most frequent entry along `axis` (of every entry when `None`), the smallest of
-    /// equally frequent ones, as `Nx.mode(t, axis:, keep_axis:)`.
-    pub fn mode(&self, axis: Option<isize>, keep_axis: bool) -> Result<Tensor> {
+    fn mode_over(&self, axis: Option<isize>, keep_axis: bool) -> Result<Tensor> {
         let Some(axis) = axis else {
             if self.rank() == 0 {
                 return if keep_axis {
@@ -149,7 +169,7 @@ impl Tensor {
                     Ok(self.clone())
                 };
             }
-            let m = self.flatten(None)?.mode(Some(0), false)?;
+            let m = self.flatten(None)?.mode(0)?;
             return if keep_axis {
                 m.reshape(&vec![1; self.rank()])
             } else {
@@ -179,8 +199,8 @@ impl Tensor {
         let zeros = crate::create::on(device).zeros(DType::S64, self.shape())?;
         let positions = zeros.along_axis_positions(&run_of, a)?;
         let lengths = zeros.scatter_flat(ScatterMode::Add, &positions, &ones)?;
-        let longest = lengths.argmax(Some(axis), true)?;
-        let first = run_of.equal(&longest)?.argmax(Some(axis), true)?;
+        let longest = lengths.argmax_keep(axis)?;
+        let first = run_of.equal(&longest)?.argmax_keep(axis)?;
         let m = sorted.take_along_axis(&first, axis)?;
         if keep_axis {
             Ok(m)

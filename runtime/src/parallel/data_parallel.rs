@@ -7,7 +7,7 @@
 //! use tensorbook::{data_parallel, jit, on, set_host_device_count, DType, Device, Tensor};
 //! set_host_device_count(2)?;
 //! // The mean of a batch's rows, computed as two halves on two devices.
-//! let mean_rows = jit(|x: &Tensor| x.mean(Some(&[0]), false));
+//! let mean_rows = jit(|x: &Tensor| x.mean([0]));
 //! let parallel = data_parallel(&mean_rows, &[Device::host(0), Device::host(1)])?.split(&[0]);
 //! let x = on(Device::host(0)).iota(DType::F64, &[4, 2], None)?;
 //! let mean = parallel.call(&x)?;
