@@ -284,7 +284,8 @@ fn axes_are_written_as_nx_writes_them() {
     assert_eq!(by_axis_1.0, [2, 4]);
     assert_eq!(values(t.sum(1)), by_axis_1);
     assert_eq!(values(t.sum(-2)), by_axis_1);
-    assert_eq!(values(t.sum(&[1])), by_axis_1);
+    let array_ref: &[i32; 1] = &[1];
+    assert_eq!(values(t.sum(array_ref)), by_axis_1);
     let axes: Vec<isize> = vec![1];
     assert_eq!(values(t.sum(&axes)), by_axis_1);
     assert_eq!(values(t.sum(axes[..].as_ref())), by_axis_1);
