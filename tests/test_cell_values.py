@@ -5,7 +5,7 @@ import base64
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from conftest import FIRST_CELL_TIMEOUT, run_cell, stdout_of
+from conftest import FIRST_CELL_TIMEOUT, error_of, run_cell, stdout_of
 
 
 @pytest.fixture(scope="module")
@@ -72,3 +72,13 @@ def test_a_cells_own_item_shadows_a_prelude_name(fresh):
     reply, outputs = run_cell(kc, 'fn grad(x: i32) -> i32 { x + 1 }\nprintln!("{}", grad(41));')
     assert reply["content"]["status"] == "ok", reply["content"]
     assert stdout_of(outputs).strip() == "42"
+
+
+def test_a_compile_error_is_reported_at_the_cells_own_line(fresh):
+    _, kc = fresh
+    reply, outputs = run_cell(kc, "let x = 1;\nlet z = y + x;")
+    err = error_of(reply, outputs)
+    assert err["evalue"].startswith("cell line 2, column 9: cannot find value `y`"), err
+    text = "\n".join(err["traceback"])
+    assert "--> cell line 2, column 9" in text and "2 | let z = y + x;" in text, text
+    assert "src/lib.rs" not in text, text

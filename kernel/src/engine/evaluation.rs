@@ -51,12 +51,14 @@ fn runtime_sources() -> Result<(), String> {
 const OUTPUT_FLUSHER: &str = "tensorbook::keep_output_flowing();";
 
 /// Code run before the first cell: build settings, the runtime as a dependency, and its names
-/// in scope. Cells name the runtime as `tensorbook` but link it from `tensorbook_dylib` (see
+/// in scope: the prelude's glob (a cell's own `fn grad` shadows it) and the types by name as
+/// well, which is what makes rust-analyzer write a variable's type as `Tensor` rather than
+/// `tensorbook::Tensor` (in `:vars` and in the code evcxr generates). Cells name the runtime as `tensorbook` but link it from `tensorbook_dylib` (see
 /// that crate): evcxr keeps the `use ... as _` item in every cell.
 pub fn prelude() -> String {
     let runtime = runtime_dir();
     format!(
-        ":opt {}\n:linker {}\n:dep tensorbook = {{ path = {:?} }}\n:dep tensorbook-dylib = {{ path = {:?} }}\nuse tensorbook_dylib as _;\nuse tensorbook::prelude::*;\n{OUTPUT_FLUSHER}",
+        ":opt {}\n:linker {}\n:dep tensorbook = {{ path = {:?} }}\n:dep tensorbook-dylib = {{ path = {:?} }}\nuse tensorbook_dylib as _;\nuse tensorbook::prelude::*;\nuse tensorbook::{{Client, DType, Device, Direction, Html, Jit, Leftover, PadMode, Serving, Svg, Tensor, TieBreak}};\n{OUTPUT_FLUSHER}",
         build_cache::CELL_OPT_LEVEL,
         build_cache::linker(),
         runtime.to_string_lossy(),

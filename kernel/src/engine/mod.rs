@@ -22,6 +22,7 @@
 
 pub mod build_cache;
 pub mod commands;
+pub mod compile_report;
 pub mod evaluation;
 pub mod evaluation_process;
 pub mod keeper;

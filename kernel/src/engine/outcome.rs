@@ -3,6 +3,7 @@
 //! whether it stopped a build or sent an interrupt, whether the process had to be restarted),
 //! never from the wording of a message; `protocol/` words each kind for Jupyter.
 
+use super::compile_report::CellError;
 use super::output::PanicReport;
 use super::text_limits::Refusal;
 use super::CellData;
@@ -131,23 +132,16 @@ pub enum EvcxrFailure {
 impl From<evcxr::Error> for EvcxrFailure {
     fn from(error: evcxr::Error) -> EvcxrFailure {
         match error {
-            evcxr::Error::CompilationErrors(errors) => EvcxrFailure::Compile {
-                summary: errors
-                    .first()
-                    .map(|e| e.message())
-                    .unwrap_or_else(|| "compilation failed".into()),
-                report: errors
-                    .iter()
-                    .flat_map(|e| {
-                        let text = if e.is_from_user_code() {
-                            e.rendered()
-                        } else {
-                            e.message()
-                        };
-                        text.lines().map(str::to_string).collect::<Vec<_>>()
-                    })
-                    .collect(),
-            },
+            evcxr::Error::CompilationErrors(errors) => {
+                let errors: Vec<CellError> = errors.iter().map(CellError::from_evcxr).collect();
+                EvcxrFailure::Compile {
+                    summary: errors
+                        .first()
+                        .map(CellError::summary)
+                        .unwrap_or_else(|| "compilation failed".into()),
+                    report: errors.iter().flat_map(CellError::report).collect(),
+                }
+            }
             evcxr::Error::SubprocessTerminated(why) => EvcxrFailure::ProcessEnded(why),
             other => EvcxrFailure::Other(other.to_string()),
         }
