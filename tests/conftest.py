@@ -127,14 +127,19 @@ def stdout_of(outputs):
     return "".join(m["content"]["text"] for m in outputs if m["msg_type"] == "stream" and m["content"]["name"] == "stdout")
 
 
-@pytest.fixture(scope="session")
-def kernel():
+def started_kernel():
+    """A new kernel past its first (slow) cell, for a fixture to yield and then close."""
     km, kc = start_new_kernel(kernel_name="tensorbook", startup_timeout=60)
     reply, _ = run_cell(kc, "let warm_up = 1;", timeout=FIRST_CELL_TIMEOUT)
     assert reply["content"]["status"] == "ok", reply["content"]
     yield km, kc
     kc.stop_channels()
     km.shutdown_kernel(now=False)
+
+
+@pytest.fixture(scope="session")
+def kernel():
+    yield from started_kernel()
 
 
 def shell_replies(kc, msg_ids, timeout=TIMEOUT):

@@ -3,21 +3,15 @@ cell has without importing them: driven through jupyter_client against a real ke
 import base64
 
 import pytest
-from jupyter_client.manager import start_new_kernel
 
-from conftest import FIRST_CELL_TIMEOUT, error_of, run_cell, stdout_of
+from conftest import error_of, run_cell, started_kernel, stdout_of
 
 
 @pytest.fixture(scope="module")
 def fresh():
     """A kernel of its own: its first cell with a `?` is the chart, the case evcxr used to
     show as Debug text (vendor patch 18)."""
-    km, kc = start_new_kernel(kernel_name="tensorbook", startup_timeout=60)
-    reply, _ = run_cell(kc, "let warm_up = 1;", timeout=FIRST_CELL_TIMEOUT)
-    assert reply["content"]["status"] == "ok", reply["content"]
-    yield km, kc
-    kc.stop_channels()
-    km.shutdown_kernel(now=False)
+    yield from started_kernel()
 
 
 def result_data(kc, code):
