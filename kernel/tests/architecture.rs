@@ -579,6 +579,7 @@ fn the_runtime_is_a_facade_and_its_test_hooks_need_a_feature() {
         "data",
         "keep",
         "notebook",
+        "prelude",
         "testing",
         "widgets",
     ];

@@ -54,6 +54,7 @@ mod nested;
 pub mod notebook;
 mod ops;
 mod parallel;
+pub mod prelude;
 mod raster;
 mod serving;
 mod session;
@@ -107,34 +108,6 @@ pub use settings::{
     set_sim_device_memory_limit, set_sim_memory_limit,
 };
 pub use tensor::Tensor;
-
-/// The names a notebook cell has in scope (the kernel's prelude is `use
-/// tensorbook::prelude::*;`): tensors and their options, constructors, gradients, the
-/// compiler, the session's devices, displays, charts and widgets. A glob, so a cell's own
-/// `fn loss` or `struct Model` shadows a name here instead of clashing with it. `Result` stays
-/// out (it would hide the standard one); cells write `tensorbook::Result`.
-pub mod prelude {
-    pub use crate::chart::line_chart;
-    pub use crate::client::{clients, devices};
-    pub use crate::create::on;
-    pub use crate::device::{Client, Device};
-    pub use crate::dtype::DType;
-    pub use crate::jit::grad::{custom_grad, grad, grad_wrt, value_and_grad, value_and_grad_wrt};
-    pub use crate::jit::stream::stream;
-    pub use crate::jit::{jit, jit_cached, Jit};
-    pub use crate::notebook::{clear_output, display, DisplayHandle, Html, Svg};
-    pub use crate::ops::pad::PadMode;
-    pub use crate::ops::reduce::TieBreak;
-    pub use crate::ops::shape::SplitAt;
-    pub use crate::ops::sort::Direction;
-    pub use crate::ops::Leftover;
-    pub use crate::serving::Serving;
-    pub use crate::session::{default_device, set_default_client, set_default_device};
-    pub use crate::settings::set_sim_device_count;
-    pub use crate::tensor;
-    pub use crate::tensor::Tensor;
-    pub use crate::widgets::{self, LiveChart};
-}
 
 /// A tensor literal on the session default device, as Nx's `~MAT`/`Nx.tensor`: nested
 /// brackets give the shape, floats become f32 and integers s32, and a leading dtype chooses
