@@ -1503,6 +1503,9 @@ fn aggregate_types_and_argmax_options_follow_nx() {
         assert_eq!(t.argmax_keep(1).unwrap().shape(), &[2, 1, 3]);
         // Without an axis the result is a scalar whatever keep_axis says.
         assert_eq!(t.argmax_keep(..).unwrap().shape(), &[] as &[usize]);
+        let vector = place.from_vec(vec![3i32, 9, 1], &[3]).unwrap();
+        assert_eq!(vector.argmax_keep(..).unwrap().shape(), &[] as &[usize]);
+        assert_eq!(vector.argmax_keep(0).unwrap().shape(), &[1]);
         assert_eq!(i32s(t.argmin(..).unwrap()), [4]);
         assert_eq!(i32s(t.argmin(0).unwrap()), [0, 0, 0, 0, 0, 0]);
         assert_eq!(i32s(t.argmin(1).unwrap()), [1, 1, 0, 1, 0, 0]);

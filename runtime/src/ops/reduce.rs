@@ -234,6 +234,7 @@ impl Tensor {
             });
         }
         // With no axis Nx reduces the flattened tensor to a scalar, whatever keep_axis says.
+        let keep_axis = keep_axis && axis.is_some();
         let (x, axis) = match axis {
             Some(a) => (self.clone(), normalize_axis(name, a, self.shape())?),
             None => (self.reshape(&[self.size()])?, 0),
@@ -246,7 +247,7 @@ impl Tensor {
             });
         }
         let device = resolve_device(name, None, &[self])?;
-        let shape = reduced_shape(x.shape(), &[axis], keep_axis && x.rank() == self.rank());
+        let shape = reduced_shape(x.shape(), &[axis], keep_axis);
         // The kernels keep the first of equal candidates; the last one is the first of the
         // reversed axis, counted back from the end.
         let x = match tie_break {
