@@ -17,9 +17,10 @@ let mut n: i64 = 41;
 n += 1;
 let s = String::from("still here");
 let v: Vec<f64> = vec![0.1, -2.5];
-let file = std::fs::File::open("/dev/null")?;"""
+let file = std::fs::File::open("/dev/null")?;
+let named = Tensor::iota(DType::S32, &[2, 2], None)?.rename(["x", "y"])?;"""
 
-CHECK = 'println!("{} {} {:?} {:?}", n, s, v, t.to_vec::<f32>()?);\nt'
+CHECK = 'println!("{} {} {:?} {:?} {}", n, s, v, t.to_vec::<f32>()?, named.shape_text());\nt'
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +37,8 @@ def names(evalue, label):
 def assert_survivors(kc):
     reply, outputs = run_cell(kc, CHECK)
     assert reply["content"]["status"] == "ok", reply["content"]
-    assert "42 still here [0.1, -2.5] [0.0, 1.5, 3.0, 4.5, 6.0, 7.5]" in stdout_of(outputs), outputs
+    # The axis names are kept with the elements.
+    assert "42 still here [0.1, -2.5] [0.0, 1.5, 3.0, 4.5, 6.0, 7.5] [x: 2][y: 2]" in stdout_of(outputs), outputs
     text = [m for m in outputs if m["msg_type"] == "execute_result"][0]["content"]["data"]["text/plain"]
     assert "Backend<host:0>" in text and "f32[2][3]" in text, text
     # `n` was declared `mut` and still is.
@@ -53,7 +55,7 @@ def define_a_handle(kc):
 def assert_restart_report(content):
     restored = names(content["evalue"], "variables restored: ")
     lost = names(content["evalue"], "variables lost: ")
-    assert {"t", "n", "s", "v"} <= restored, content
+    assert {"t", "n", "s", "v", "named"} <= restored, content
     assert "file" in lost, content
     assert any("lost: file (" in line and "File" in line and "only tensors" in line for line in content["traceback"]), content["traceback"]
 

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::buffer::Buffer;
 use crate::error::Error;
-use crate::shape::{fmt_shape, strides};
+use crate::shape::strides;
 use crate::tensor::Tensor;
 
 static PRINT_LIMIT: AtomicUsize = AtomicUsize::new(10);
@@ -174,7 +174,7 @@ impl Tensor {
         let mut s = format!(
             "#Tensor<{}{}\n  {}\n  ",
             self.dtype(),
-            fmt_shape(self.shape()),
+            self.shape_text(),
             self.backend_line()
         );
         let layout = Layout::of(self.shape(), limit);
@@ -197,7 +197,7 @@ impl Tensor {
              <span class=\"tb-badge tb-{}\" style=\"border-radius:4px;padding:0 4px;background:#e0e7ff\">Backend&lt;{}&gt;</span> \
              <span class=\"tb-size\">{} elements, {} bytes</span></div>",
             self.dtype(),
-            fmt_shape(self.shape()),
+            self.shape_text(),
             device.client,
             device,
             self.size(),

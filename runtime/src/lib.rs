@@ -89,7 +89,8 @@ pub use notebook::{
     clear_output, display, input, input_password, keep_output_flowing, DisplayHandle, Displayable,
     Html, Svg,
 };
-pub use ops::axes::{Axes, IntoAxes, IntoAxis};
+pub use ops::axes::{Axes, Axis, IntoAxes, IntoAxis, OneAxis};
+pub use ops::names::IntoNames;
 pub use ops::pad::PadMode;
 pub use ops::reduce::TieBreak;
 pub use ops::shape::SplitAt;

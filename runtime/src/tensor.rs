@@ -12,7 +12,8 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::jit::graph::Placeholder;
 use crate::memory::Memory;
-use crate::shape::{fmt_shape, numel};
+use crate::shape::names::{fmt_named_shape, Name};
+use crate::shape::numel;
 
 /// What a tensor holds: its elements in memory, or, inside a `jit` trace, a placeholder for
 /// the node of the graph that will compute them. Placeholders live here, above memory, so
@@ -70,6 +71,8 @@ pub struct Tensor {
     storage: Arc<Storage>,
     shape: Vec<usize>,
     dtype: DType,
+    /// The axes' names (Nx's `names:`), one per axis; `None` while every axis is unnamed.
+    names: Option<Arc<[Name]>>,
 }
 
 impl Tensor {
@@ -110,7 +113,7 @@ impl Tensor {
                 message: format!(
                     "internal: {} elements computed for shape {}",
                     memory.len(),
-                    fmt_shape(&shape)
+                    crate::shape::fmt_shape(&shape)
                 ),
             });
         }
@@ -121,6 +124,7 @@ impl Tensor {
                 memory: RwLock::new(Some(memory)),
             }),
             shape,
+            names: None,
         })
     }
 
@@ -140,7 +144,7 @@ impl Tensor {
         }
         match self.value()? {
             Value::Memory(memory) if memory.kind() == device.memory_kind() => {
-                Tensor::from_shared(memory, self.shape.clone(), device)
+                Ok(Tensor::from_shared(memory, self.shape.clone(), device)?.named_like(self))
             }
             _ => self.backend_copy(device),
         }
@@ -153,6 +157,7 @@ impl Tensor {
             storage: Arc::clone(&self.storage),
             shape,
             dtype: self.dtype,
+            names: None,
         }
     }
 
@@ -271,7 +276,8 @@ impl Tensor {
     }
 
     /// The size of `axis` (negative counts from the end), as `Nx.axis_size`.
-    pub fn axis_size(&self, axis: isize) -> Result<usize> {
+    pub fn axis_size(&self, axis: impl crate::ops::axes::OneAxis) -> Result<usize> {
+        let axis = self.axis_position("axis_size", axis)?;
         let axis = crate::shape::normalize_axis("axis_size", axis, &self.shape)?;
         Ok(self.shape[axis])
     }
@@ -312,14 +318,49 @@ impl Tensor {
         }
     }
 
+    /// The name of each axis (Nx's `Nx.names/1`), `None` for an unnamed one.
+    pub fn names(&self) -> Vec<Name> {
+        match &self.names {
+            Some(names) => names.to_vec(),
+            None => vec![None; self.rank()],
+        }
+    }
+
+    /// Whether any axis has a name.
+    pub fn is_named(&self) -> bool {
+        self.names.is_some()
+    }
+
+    /// The same tensor with these axis names: one per axis (the op that computed them checked
+    /// that). No list is kept when none is named.
+    pub(crate) fn named(mut self, names: Vec<Name>) -> Tensor {
+        debug_assert_eq!(names.len(), self.rank());
+        self.names = if names.iter().any(Option::is_some) && names.len() == self.rank() {
+            Some(names.into())
+        } else {
+            None
+        };
+        self
+    }
+
+    /// This tensor's result with its own names: for ops that keep every axis where it was
+    /// (elementwise ops, casts, scans, sorts, slices, pads).
+    pub(crate) fn named_like(self, source: &Tensor) -> Tensor {
+        if source.names.is_none() || self.rank() != source.rank() {
+            return self;
+        }
+        let names = source.names();
+        self.named(names)
+    }
+
+    /// The shape with its names, as Nx prints it: `[batch: 2][3]`.
+    pub fn shape_text(&self) -> String {
+        fmt_named_shape(&self.shape, &self.names())
+    }
+
     /// `f32[2][3] on host:0`: what error messages use to name a tensor.
     pub fn signature(&self) -> String {
-        format!(
-            "{}{} on {}",
-            self.dtype,
-            fmt_shape(&self.shape),
-            self.device()
-        )
+        format!("{}{} on {}", self.dtype, self.shape_text(), self.device())
     }
 
     /// The elements in row-major order; `T` must be the tensor's dtype.
@@ -367,14 +408,15 @@ impl Tensor {
     /// backend has a direct path); inside a trace it is recorded as a transfer.
     pub fn backend_copy(&self, device: Device) -> Result<Tensor> {
         check_device(device)?;
-        match self.value()? {
+        let copy = match self.value()? {
             Value::Memory(memory) => {
                 Tensor::from_memory(memory.copy_to(device)?, self.shape.clone(), device)
             }
             Value::Placeholder(p) => {
                 Tensor::from_placeholder(p.transfer(device), self.shape.clone(), device)
             }
-        }
+        };
+        Ok(copy?.named_like(self))
     }
 
     /// Moves the tensor to `device`, then frees the source (every clone of it then prints

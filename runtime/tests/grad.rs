@@ -739,8 +739,8 @@ fn check_weighted_sums(cases: &[(&'static str, UnaryCase)]) {
     }
 }
 
-/// cumulative_sum and cumulative_product against central differences along either axis and
-/// direction; cumulative_max says its gradient is missing instead of giving a wrong one.
+/// The four scans against central differences along either axis and direction (the running
+/// maximum and minimum send each entry's gradient to the entry that holds it).
 #[test]
 fn cumulative_gradients_match_central_differences() {
     for device in devices() {
@@ -749,13 +749,14 @@ fn cumulative_gradients_match_central_differences() {
             .unwrap();
         for axis in [0isize, 1] {
             for reverse in [false, true] {
-                for product in [false, true] {
-                    let what = format!("product {product} axis {axis} reverse {reverse}");
+                for scan in ["sum", "product", "max", "min"] {
+                    let what = format!("cumulative_{scan} axis {axis} reverse {reverse}");
                     check_against_central_differences(&what, &x, move |x: &Tensor| {
-                        let y = if product {
-                            x.cumulative_product(axis, reverse)?
-                        } else {
-                            x.cumulative_sum(axis, reverse)?
+                        let y = match scan {
+                            "product" => x.cumulative_product(axis, reverse)?,
+                            "max" => x.cumulative_max(axis, reverse)?,
+                            "min" => x.cumulative_min(axis, reverse)?,
+                            _ => x.cumulative_sum(axis, reverse)?,
                         };
                         let w = on(x.device()).iota(DType::F64, y.shape(), None)?.cos()?;
                         y.multiply(&w)?.sum(..)
@@ -763,11 +764,24 @@ fn cumulative_gradients_match_central_differences() {
                 }
             }
         }
-        let err = grad(|x: &Tensor| x.cumulative_max(0, false)?.sum(..))
-            .call(&x)
-            .map(|_| ())
-            .unwrap_err();
-        assert!(err.to_string().contains("cumulative_max"), "{err}");
+        // A tie sends the gradient to one of the equal entries, never to both.
+        let ties = on(device).from_slice(&[1.0, 3.0, 3.0, 2.0], &[4]).unwrap();
+        let g = grad(|x: &Tensor| x.cumulative_max(0, false)?.sum(..))
+            .call(&ties)
+            .unwrap();
+        assert_eq!(
+            g[0].to_vec::<f64>().unwrap(),
+            [1.0, 1.0, 2.0, 0.0],
+            "on {device}"
+        );
+        let g = grad(|x: &Tensor| x.cumulative_min(0, true)?.sum(..))
+            .call(&ties)
+            .unwrap();
+        assert_eq!(
+            g[0].to_vec::<f64>().unwrap(),
+            [1.0, 0.0, 0.0, 3.0],
+            "on {device}"
+        );
     }
 }
 

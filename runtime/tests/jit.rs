@@ -639,3 +639,35 @@ fn traced_indices_sort_gather_and_scatter_inside_jit() {
         );
     }
 }
+
+/// `take` by indices a compiled function receives (a model's embedding lookup inside `jit`):
+/// a gather along the axis, equal to the eager `take`, and differentiable with respect to the
+/// table (each entry's gradient counts how often it was taken).
+#[test]
+fn take_by_traced_indices_compiles_and_differentiates() {
+    enable_sim();
+    let f = jit(|args: &[Tensor]| args[0].take(&args[1], 1));
+    let g = tensorbook::grad_wrt(|args: &[Tensor]| args[0].take(&args[1], 1)?.sum(..), &[0]);
+    for device in tensorbook::devices() {
+        let x = on(device)
+            .from_vec((0..12).map(|i| i as f32).collect(), &[3, 4])
+            .unwrap();
+        let idx = on(device)
+            .from_vec(vec![3i32, 0, 3, 1, 2, 2], &[2, 3])
+            .unwrap();
+        let out = f.call([&x, &idx]).unwrap();
+        let eager = x.take(&idx, 1).unwrap();
+        assert_eq!(out.shape(), [3, 2, 3], "on {device}");
+        assert_eq!(
+            out.to_vec::<f32>().unwrap(),
+            eager.to_vec::<f32>().unwrap(),
+            "on {device}"
+        );
+        let dx = &g.call([&x, &idx]).unwrap()[0];
+        assert_eq!(
+            dx.to_vec::<f32>().unwrap(),
+            [1.0, 1.0, 2.0, 2.0].repeat(3),
+            "on {device}"
+        );
+    }
+}

@@ -1779,3 +1779,174 @@ fn triangles_and_diagonals_follow_nx_documented_examples() {
         );
     }
 }
+
+/// Axis names (Nx's `names:`): carried by the ops as `Nx.Shape` carries them, taken wherever
+/// an axis is, printed in the signature; the examples are Nx's own.
+#[test]
+fn axis_names_follow_nx_documented_examples() {
+    for d in devices() {
+        let place = on(d);
+        let v = |x: Vec<i32>, s: &[usize]| place.from_vec(x, s).unwrap();
+        let iota = |s: &[usize]| place.iota(DType::S32, s, None).unwrap();
+        let typed = |t: &Tensor| format!("{}{}", t.dtype(), t.shape_text());
+        let xy = iota(&[2, 3]).rename(["x", "y"]).unwrap();
+        assert_eq!(typed(&xy), "s32[x: 2][y: 3]", "on {d}");
+        assert!(format!("{xy:?}").contains("s32[x: 2][y: 3]"));
+        assert_eq!(xy.names(), [Some("x".to_string()), Some("y".to_string())]);
+        let batch = iota(&[3, 3]).rename([Some("batch"), None]).unwrap();
+        assert_eq!(typed(&batch), "s32[batch: 3][3]");
+        // Elementwise: a number keeps the names; broadcast axes take the other side's name.
+        let data = v(vec![1, 2, 3], &[3]).rename(["data"]).unwrap();
+        assert_eq!(typed(&data.add(1.0).unwrap()), "f32[data: 3]");
+        assert_eq!(typed(&data.negate().unwrap()), "s32[data: 3]");
+        let left = v(vec![1, 2, 3, 4], &[2, 2]).rename(["x", "y"]).unwrap();
+        let right = v(vec![10, 20, 30, 40], &[2, 2])
+            .rename([None, Some("y")])
+            .unwrap();
+        assert_eq!(typed(&left.add(&right).unwrap()), "s32[x: 2][y: 2]");
+        let col = v(vec![1, 2], &[2, 1]).rename([None, Some("y")]).unwrap();
+        let row = v(vec![10, 20], &[1, 2]).rename([Some("x"), None]).unwrap();
+        assert_eq!(typed(&col.subtract(&row).unwrap()), "s32[x: 2][y: 2]");
+        let flat = v(vec![-1, 0, 1], &[3]).rename(["data"]).unwrap();
+        let column = v(vec![-1, 0, 1], &[3, 1]);
+        assert_eq!(typed(&flat.logical_or(&column).unwrap()), "u8[3][data: 3]");
+        let clash = v(vec![1, 2], &[2]).rename(["x"]).unwrap();
+        let err = clash
+            .add(&v(vec![1, 2], &[2]).rename(["y"]).unwrap())
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("cannot merge name :x on axis 0 with name :y on axis 0"),
+            "{err}"
+        );
+        // Reductions take names and drop (or keep) the reduced axes' names.
+        let xyz = iota(&[2, 2, 3]).rename(["x", "y", "z"]).unwrap();
+        let sum = xyz.sum(["x"]).unwrap();
+        assert_eq!(typed(&sum), "s32[y: 2][z: 3]");
+        assert_eq!(sum.to_vec::<i32>().unwrap(), [6, 8, 10, 12, 14, 16]);
+        assert_eq!(typed(&xyz.sum("y").unwrap()), "s32[x: 2][z: 3]");
+        assert_eq!(typed(&xyz.mean_keep(-1).unwrap()), "f32[x: 2][y: 2][z: 1]");
+        assert_eq!(
+            typed(&xyz.reduce_min_keep(["x", "z"]).unwrap()),
+            "s32[x: 1][y: 2][z: 1]"
+        );
+        assert_eq!(typed(&xyz.median("x").unwrap()), "f32[y: 2][z: 3]");
+        assert_eq!(typed(&xyz.argmin(1).unwrap()), "s32[x: 2][z: 3]");
+        assert_eq!(
+            typed(&xyz.argmax_keep("z").unwrap()),
+            "s32[x: 2][y: 2][z: 1]"
+        );
+        assert_eq!(typed(&xyz.argmax(..).unwrap()), "s32");
+        let all = v(vec![-1, 0, 1, 2, 3, 4], &[2, 3])
+            .rename(["x", "y"])
+            .unwrap()
+            .all(["y"])
+            .unwrap();
+        assert_eq!(
+            (typed(&all), all.to_vec::<u8>().unwrap()),
+            ("u8[x: 2]".to_string(), vec![0, 1])
+        );
+        let missing = xyz.sum("w").unwrap_err();
+        assert!(
+            missing
+                .to_string()
+                .contains("name :w not found in tensor with names [:x, :y, :z]"),
+            "{missing}"
+        );
+        // Products: the free axes' names, left then right.
+        let ij = v(vec![1, 2, 3, 4, 5, 6], &[2, 3])
+            .rename(["i", "j"])
+            .unwrap();
+        let kl = v(vec![7, 8, 9, 10, 11, 12], &[3, 2])
+            .rename(["x", "y"])
+            .unwrap();
+        let product = ij.dot(&kl).unwrap();
+        assert_eq!(typed(&product), "s32[i: 2][y: 2]");
+        assert_eq!(product.to_vec::<i32>().unwrap(), [58, 64, 139, 154]);
+        let ijk = iota(&[2, 2, 2]).rename(["i", "j", "k"]).unwrap();
+        let x = v(vec![5, 10], &[2]).rename(["x"]).unwrap();
+        assert_eq!(typed(&ijk.dot(&x).unwrap()), "s32[i: 2][j: 2]");
+        let cube = iota(&[2, 3, 3]).rename(["x", "y", "z"]).unwrap();
+        let other = iota(&[1, 3, 3]).rename(["i", "j", "k"]).unwrap();
+        assert_eq!(
+            typed(&cube.dot(&other).unwrap()),
+            "s32[x: 2][y: 3][i: 1][k: 3]"
+        );
+        let twice = ij.dot(&v(vec![1; 6], &[3, 2]).rename(["j", "i"]).unwrap());
+        assert!(twice.unwrap_err().to_string().contains("duplicate names"));
+        let outer = v(vec![1, 2, 3], &[3])
+            .rename(["x"])
+            .unwrap()
+            .outer(&v(vec![100], &[]))
+            .unwrap();
+        assert_eq!(typed(&outer), "s32[x: 3][1]");
+        // Layout: transpose permutes names, reshape and broadcast drop them, slices keep them.
+        let bxy = iota(&[2, 3, 4]).rename(["batch", "x", "y"]).unwrap();
+        assert_eq!(
+            typed(&bxy.transpose(Some(&[2, 1, 0])).unwrap()),
+            "s32[y: 4][x: 3][batch: 2]"
+        );
+        assert_eq!(typed(&bxy.reshape(&[6, 4]).unwrap()), "s32[6][4]");
+        assert_eq!(typed(&left.broadcast(&[2, 2]).unwrap()), "s32[2][2]");
+        assert_eq!(
+            typed(&bxy.flatten(Some(&[1, 2])).unwrap()),
+            "s32[batch: 2][12]"
+        );
+        let xy25 = iota(&[2, 5]).rename(["x", "y"]).unwrap();
+        assert_eq!(
+            typed(&xy25.slice_along_axis(0, 1, "x").unwrap()),
+            "s32[x: 1][y: 5]"
+        );
+        assert_eq!(typed(&data.pad(0, &[(1, 1, 0)]).unwrap()), "s32[data: 5]");
+        assert_eq!(typed(&left.clip(2, 4).unwrap()), "s32[x: 2][y: 2]");
+        let joined = Tensor::concatenate(
+            &[
+                iota(&[1, 3, 2]).rename(["x", "y", "z"]).unwrap(),
+                iota(&[1, 1, 2]).rename(["x", "y", "z"]).unwrap(),
+                iota(&[1, 2, 2]).rename(["x", "y", "z"]).unwrap(),
+            ],
+            "y",
+        )
+        .unwrap();
+        assert_eq!(typed(&joined), "s32[x: 1][y: 6][z: 2]");
+        let sorted = iota(&[4, 3, 2])
+            .rename(["x", "y", "z"])
+            .unwrap()
+            .sort("x", Direction::Desc)
+            .unwrap();
+        assert_eq!(typed(&sorted), "s32[x: 4][y: 3][z: 2]");
+        assert_eq!(
+            typed(&xy.cumulative_sum("y", false).unwrap()),
+            "s32[x: 2][y: 3]"
+        );
+        assert_eq!(xy.axis_size("y").unwrap(), 3);
+        let bxy_named = iota(&[100, 10, 20]).rename(["batch", "x", "y"]).unwrap();
+        assert_eq!(bxy_named.axis_index("x").unwrap(), 1);
+        assert_eq!(bxy_named.axis_index(-1).unwrap(), 2);
+        assert!(bxy_named.axis_index("z").is_err() && bxy_named.axis_index(3).is_err());
+        let plain = iota(&[3, 2]);
+        let rows = plain.rename(["rows", "columns"]).unwrap();
+        assert!(plain.compatible(&rows) && rows.compatible(&rows));
+        assert!(!rows.compatible(&plain.rename(["rows", "cols"]).unwrap()));
+        assert!(!plain.compatible(&iota(&[2, 3])));
+        assert_eq!(typed(&xy.new_axis(1).unwrap()), "s32[x: 2][1][y: 3]");
+        assert_eq!(
+            typed(&xy.new_axis(0).unwrap().squeeze(None).unwrap()),
+            "s32[x: 2][y: 3]"
+        );
+        let choice = v(vec![0], &[]).select(
+            &v(vec![1, 2], &[1, 2]).rename(["x", "y"]).unwrap(),
+            &v(vec![3, 4], &[2, 1]).rename(["x", "y"]).unwrap(),
+        );
+        assert_eq!(typed(&choice.unwrap()), "s32[x: 2][y: 2]");
+        // Names travel to other devices and through a compiled function.
+        assert_eq!(
+            typed(&xy.backend_copy(Device::BINARY).unwrap()),
+            "s32[x: 2][y: 3]"
+        );
+        let f = tensorbook::jit(|a: &[Tensor]| a[0].exp()?.sum("y"));
+        let out = f.call([&xy]).unwrap();
+        assert_eq!(typed(&out), "f32[x: 2]", "jit on {d}");
+        assert!(xy.rename(["x"]).is_err());
+    }
+}

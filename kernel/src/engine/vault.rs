@@ -234,9 +234,17 @@ pub fn restore_code(vault: &Vault, before: &[Variable]) -> Plan {
                 dtype,
                 shape,
                 device,
+                names,
                 ..
             }) => {
-                let dims: String = shape.iter().map(|d| format!("[{d}]")).collect();
+                let dims: String = shape
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| match names.get(i) {
+                        Some(Some(name)) => format!("[{name}: {d}]"),
+                        _ => format!("[{d}]"),
+                    })
+                    .collect();
                 plan.restored
                     .push(format!("{} ({dtype}{dims} on {device})", var.name));
                 "restore_tensor"
@@ -346,6 +354,7 @@ mod tests {
                 shape: vec![2, 3],
                 device: "host:0".into(),
                 len: 6,
+                names: Vec::new(),
             },
         );
         kept(&vault, "n", Value::Plain { text: "4".into() });

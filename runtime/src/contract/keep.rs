@@ -39,6 +39,8 @@ pub enum Value {
         device: String,
         /// Its number of elements.
         len: usize,
+        /// Its axis names (Nx's `names:`), one per axis; empty when no axis has a name.
+        names: Vec<Option<String>>,
     },
     /// A plain value (a number, bool, char, string or vector of numbers), encoded as text.
     Plain {
@@ -77,8 +79,9 @@ impl Kept {
                 shape,
                 device,
                 len,
+                names,
             } => {
-                json!({ "kind": "tensor", "dtype": dtype, "shape": shape, "device": device, "len": len })
+                json!({ "kind": "tensor", "dtype": dtype, "shape": shape, "device": device, "len": len, "names": names })
             }
             Value::Plain { text } => json!({ "kind": "plain", "text": text }),
             Value::Lost { why } => json!({ "kind": "lost", "why": why }),
@@ -112,6 +115,18 @@ impl Kept {
                     .and_then(Json::as_u64)
                     .and_then(|l| usize::try_from(l).ok())
                     .ok_or("no `len`")?,
+                // Absent in records of kernels from before names: no axis named.
+                names: match value.get("names").and_then(Json::as_array) {
+                    None => Vec::new(),
+                    Some(list) => list
+                        .iter()
+                        .map(|n| match n {
+                            Json::Null => Ok(None),
+                            Json::String(s) => Ok(Some(s.clone())),
+                            _ => Err("an axis name is not a string"),
+                        })
+                        .collect::<Result<Vec<_>, _>>()?,
+                },
             },
             Some("plain") => Value::Plain {
                 text: text(value, "text")?,
@@ -292,6 +307,7 @@ mod tests {
                 shape: vec![2, 3],
                 device: "host:0".into(),
                 len: 6,
+                names: vec![Some("x".into()), None],
             },
             Value::Plain { text: "42".into() },
             Value::Lost {

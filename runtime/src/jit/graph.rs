@@ -43,6 +43,8 @@ pub(crate) struct Output {
     pub slot: usize,
     pub shape: Vec<usize>,
     pub device: Device,
+    /// The traced result's axis names, given back to every call's result.
+    pub names: Vec<Option<String>>,
 }
 
 /// What a layer above attached to a node (how `grad` treats it); opaque here, so that the

@@ -267,6 +267,8 @@ pub struct Template {
     pub shape: Vec<usize>,
     /// Where the argument lives.
     pub device: Device,
+    /// The axes' names (a compilation names its results from them, as Nx's templates do).
+    pub names: Vec<Option<String>>,
 }
 
 impl Template {
@@ -276,6 +278,7 @@ impl Template {
             dtype: t.dtype(),
             shape: t.shape().to_vec(),
             device: t.device(),
+            names: if t.is_named() { t.names() } else { Vec::new() },
         }
     }
 }
@@ -284,8 +287,13 @@ impl fmt::Display for Template {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} on {}",
-            graph::describe(self.dtype, &self.shape),
+            "{}{} on {}",
+            self.dtype,
+            if self.names.is_empty() {
+                crate::shape::fmt_shape(&self.shape)
+            } else {
+                crate::shape::names::fmt_named_shape(&self.shape, &self.names)
+            },
             self.device
         )
     }
@@ -480,7 +488,10 @@ impl<O: JitOutput> Jit<O> {
         let params = placed
             .iter()
             .enumerate()
-            .map(|(i, a)| trace::param(&graph, i, a.dtype(), a.shape(), key.device))
+            .map(|(i, a)| {
+                let param = trace::param(&graph, i, a.dtype(), a.shape(), key.device)?;
+                Ok(param.named_like(a))
+            })
             .collect::<Result<Vec<_>>>()?;
         let result = (self.inner.function)(&params).map_err(|e| match e {
             e @ Error::Jit { .. } => e,
@@ -498,6 +509,7 @@ impl<O: JitOutput> Jit<O> {
                     slot: trace::node_of(&graph, t)?,
                     shape: t.shape().to_vec(),
                     device: t.device(),
+                    names: t.names(),
                 })
             })
             .collect::<Result<Vec<_>>>()?;

@@ -189,7 +189,10 @@ impl Program {
         }
         self.outputs
             .iter()
-            .map(|o| Tensor::from_shared(get(&slots, o.slot)?, o.shape.clone(), o.device))
+            .map(|o| {
+                let t = Tensor::from_shared(get(&slots, o.slot)?, o.shape.clone(), o.device)?;
+                Ok(t.named(o.names.clone()))
+            })
             .collect()
     }
 }

@@ -357,12 +357,26 @@ fn cumulative(
             let out = site.result.reshape(shape)?;
             g.multiply(&out)?.cumulative_sum(a, !reverse)?.divide(&x)
         }
-        ReduceOp::Max | ReduceOp::Min => Err(Error::InvalidArgument {
-            op: "grad",
-            message: "the gradient of cumulative_max and cumulative_min is not implemented \
-                      yet; cumulative_sum and cumulative_product have one"
-                .into(),
-        }),
+        ReduceOp::Max | ReduceOp::Min => {
+            // Each running extreme is an entry of x: its gradient goes there. The running
+            // extreme changes only where an entry equals it (a NaN, once met, is the extreme),
+            // so the last such entry up to each position (the first from the end, reversed)
+            // holds it. Of equal entries the latest one takes the gradient; Nx's scan splits
+            // it between ties, a choice of subgradient that agrees everywhere else.
+            let x = site.input(0)?.reshape(shape)?;
+            let out = site.result.reshape(shape)?;
+            let here = x.equal(&out)?.logical_or(&x.is_nan()?)?;
+            let iota = on(site.device).iota(DType::S64, shape, Some(a))?;
+            let sources = if reverse {
+                let past_the_end = shape.get(axis).copied().unwrap_or(0);
+                here.select(&iota, past_the_end)?.cumulative_min(a, true)?
+            } else {
+                here.select(&iota, -1)?.cumulative_max(a, false)?
+            };
+            let positions = x.along_axis_positions(&sources, axis)?;
+            site.zeros(g.dtype(), shape)?
+                .scatter_flat(ScatterMode::Add, &positions, &g)
+        }
     }
 }
 

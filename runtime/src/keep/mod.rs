@@ -266,6 +266,7 @@ fn tensor_value(
             shape: t.shape().to_vec(),
             device: t.device().to_string(),
             len: memory.len(),
+            names: if t.is_named() { t.names() } else { Vec::new() },
         },
         Some(memory),
     ))
@@ -321,6 +322,7 @@ pub fn restore_tensor(name: &str) -> Result<Tensor> {
             shape,
             device,
             len,
+            names,
         },
         Some(fd),
     ) = (kept.value, fd)
@@ -338,7 +340,12 @@ pub fn restore_tensor(name: &str) -> Result<Tensor> {
     let region = Region::open(fd, bytes).map_err(|e| restore_error(name, e))?;
     let buffer =
         crate::buffer::with_dtype!(dtype, T => T::into_buffer(HostVec::<T>::over(region, len)));
-    Tensor::from_memory(Memory::Host(buffer), shape, device)
+    let tensor = Tensor::from_memory(Memory::Host(buffer), shape, device)?;
+    if names.is_empty() {
+        Ok(tensor)
+    } else {
+        tensor.rename(names)
+    }
 }
 
 /// The plain value the kernel keeps under `name`, as a `T` (the type it was kept with).

@@ -3,8 +3,25 @@
 //! or all of them (`t.sum(..)`, Nx's default when `axes:` is left out). Negative axes count
 //! from the end. Keeping the reduced axes with size 1 (Nx's `keep_axes: true`) is the
 //! method's `_keep` twin (`t.sum_keep([1])`), so no call carries a bare `true` or `false`.
+//!
+//! Wherever an axis goes, its name may go instead (`t.sum("x")`, `t.sum(["batch", "x"])`,
+//! `t.sort("x", ..)`), as every Nx `axis:`/`axes:` option takes an atom; a name the tensor does
+//! not have is Nx's error naming the names it has.
 
 use std::ops::RangeFull;
+
+use crate::error::Result;
+use crate::shape::names;
+use crate::tensor::Tensor;
+
+/// One axis: its position (negative counts from the end) or its name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Axis {
+    /// The axis at this position.
+    Index(isize),
+    /// The axis with this name.
+    Name(String),
+}
 
 /// Which axes an operation works on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -13,30 +30,83 @@ pub enum Axes {
     All,
     /// These axes (negative ones count from the end).
     Listed(Vec<isize>),
+    /// The axes with these names.
+    Named(Vec<String>),
 }
 
-impl Axes {
-    /// The form the ops take internally: `None` for every axis.
-    pub(crate) fn as_option(&self) -> Option<&[isize]> {
-        match self {
-            Axes::All => None,
-            Axes::Listed(axes) => Some(axes),
-        }
-    }
-}
-
-/// What a reduction accepts as its axes: `..`, one integer, or an array, slice or `Vec` of
-/// them.
+/// What a reduction accepts as its axes: `..`, one integer or name, or an array, slice or
+/// `Vec` of them.
 pub trait IntoAxes {
     /// The axes this value names.
     fn into_axes(self) -> Axes;
 }
 
+/// What an op over one axis (`sort`, `cumulative_sum`, `concatenate`, ...) accepts as it: an
+/// integer or a name.
+pub trait OneAxis {
+    /// The axis.
+    fn one_axis(self) -> Axis;
+}
+
 /// What an index reduction (`argmax`, `median`, ...) accepts as its axis: `..` (the flattened
-/// tensor, Nx's default) or one integer.
+/// tensor, Nx's default), one integer or one name.
 pub trait IntoAxis {
     /// The axis, or `None` for the flattened tensor.
-    fn into_axis(self) -> Option<isize>;
+    fn into_axis(self) -> Option<Axis>;
+}
+
+impl<T: OneAxis> IntoAxis for T {
+    fn into_axis(self) -> Option<Axis> {
+        Some(self.one_axis())
+    }
+}
+
+impl OneAxis for Axis {
+    fn one_axis(self) -> Axis {
+        self
+    }
+}
+
+impl Tensor {
+    /// The position of `axis` (still possibly negative: the op normalises it with its own
+    /// error), or the error for a name this tensor does not have.
+    pub(crate) fn axis_position(&self, op: &'static str, axis: impl OneAxis) -> Result<isize> {
+        match axis.one_axis() {
+            Axis::Index(i) => Ok(i),
+            // A position is below MAX_RANK, so it fits in isize.
+            Axis::Name(n) => Ok(names::find(op, &self.names(), &n)? as isize),
+        }
+    }
+
+    /// [`Tensor::axis_position`] for an axis that may be `..` (`None`).
+    pub(crate) fn optional_axis(
+        &self,
+        op: &'static str,
+        axis: impl IntoAxis,
+    ) -> Result<Option<isize>> {
+        axis.into_axis()
+            .map(|a| self.axis_position(op, a))
+            .transpose()
+    }
+
+    /// The positions of `axes`, `None` for every axis: the form the ops take internally.
+    pub(crate) fn axis_positions(
+        &self,
+        op: &'static str,
+        axes: impl IntoAxes,
+    ) -> Result<Option<Vec<isize>>> {
+        match axes.into_axes() {
+            Axes::All => Ok(None),
+            Axes::Listed(list) => Ok(Some(list)),
+            Axes::Named(list) => {
+                let names = self.names();
+                list.iter()
+                    .map(|n| Ok(names::find(op, &names, n)? as isize))
+                    .collect::<Result<Vec<_>>>()
+                    .map(Some)
+            }
+        }
+    }
 }
 
 impl IntoAxes for Axes {
@@ -52,8 +122,62 @@ impl IntoAxes for RangeFull {
 }
 
 impl IntoAxis for RangeFull {
-    fn into_axis(self) -> Option<isize> {
+    fn into_axis(self) -> Option<Axis> {
         None
+    }
+}
+
+impl OneAxis for &str {
+    fn one_axis(self) -> Axis {
+        Axis::Name(self.to_string())
+    }
+}
+
+impl OneAxis for String {
+    fn one_axis(self) -> Axis {
+        Axis::Name(self)
+    }
+}
+
+impl OneAxis for &String {
+    fn one_axis(self) -> Axis {
+        Axis::Name(self.clone())
+    }
+}
+
+impl IntoAxes for &str {
+    fn into_axes(self) -> Axes {
+        Axes::Named(vec![self.to_string()])
+    }
+}
+
+impl IntoAxes for String {
+    fn into_axes(self) -> Axes {
+        Axes::Named(vec![self])
+    }
+}
+
+impl<const N: usize> IntoAxes for [&str; N] {
+    fn into_axes(self) -> Axes {
+        Axes::Named(self.iter().map(|s| s.to_string()).collect())
+    }
+}
+
+impl IntoAxes for &[&str] {
+    fn into_axes(self) -> Axes {
+        Axes::Named(self.iter().map(|s| s.to_string()).collect())
+    }
+}
+
+impl IntoAxes for Vec<&str> {
+    fn into_axes(self) -> Axes {
+        self.as_slice().into_axes()
+    }
+}
+
+impl IntoAxes for Vec<String> {
+    fn into_axes(self) -> Axes {
+        Axes::Named(self)
     }
 }
 
@@ -65,9 +189,9 @@ fn axis_number<T: TryInto<isize>>(axis: T) -> isize {
 
 macro_rules! integer_axes {
     ($($t:ty),*) => {$(
-        impl IntoAxis for $t {
-            fn into_axis(self) -> Option<isize> {
-                Some(axis_number(self))
+        impl OneAxis for $t {
+            fn one_axis(self) -> Axis {
+                Axis::Index(axis_number(self))
             }
         }
         impl IntoAxes for $t {
@@ -117,7 +241,12 @@ mod tests {
         let v: Vec<usize> = vec![2, 0];
         assert_eq!((&v).into_axes(), Axes::Listed(vec![2, 0]));
         assert_eq!((&v[..1]).into_axes(), Axes::Listed(vec![2]));
-        assert_eq!(usize::MAX.into_axis(), Some(isize::MAX));
+        assert_eq!(usize::MAX.into_axis(), Some(Axis::Index(isize::MAX)));
+        assert_eq!("x".into_axis(), Some(Axis::Name("x".into())));
+        assert_eq!(
+            ["b", "x"].into_axes(),
+            Axes::Named(vec!["b".into(), "x".into()])
+        );
         assert_eq!((..).into_axis(), None);
     }
 }

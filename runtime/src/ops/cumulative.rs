@@ -8,28 +8,42 @@ use crate::session::resolve_device;
 use crate::shape::normalize_axis;
 use crate::tensor::Tensor;
 
+use super::axes::OneAxis;
 use super::run;
 
 impl Tensor {
     /// The running sum along `axis` (from its end when `reverse`), in this tensor's dtype
     /// (integers wrap), as `Nx.cumulative_sum(t, axis: axis, reverse: reverse)`.
-    pub fn cumulative_sum(&self, axis: isize, reverse: bool) -> Result<Tensor> {
-        self.cumulative(ReduceOp::Sum, axis, reverse)
+    pub fn cumulative_sum(&self, axis: impl OneAxis, reverse: bool) -> Result<Tensor> {
+        self.cumulative(
+            ReduceOp::Sum,
+            self.axis_position("cumulative_sum", axis)?,
+            reverse,
+        )
     }
 
     /// The running product along `axis`, as `Nx.cumulative_product`.
-    pub fn cumulative_product(&self, axis: isize, reverse: bool) -> Result<Tensor> {
+    pub fn cumulative_product(&self, axis: impl OneAxis, reverse: bool) -> Result<Tensor> {
+        let axis = self.axis_position("cumulative_product", axis)?;
         self.cumulative(ReduceOp::Product, axis, reverse)
     }
 
     /// The running maximum along `axis` (NaN, once met, stays), as `Nx.cumulative_max`.
-    pub fn cumulative_max(&self, axis: isize, reverse: bool) -> Result<Tensor> {
-        self.cumulative(ReduceOp::Max, axis, reverse)
+    pub fn cumulative_max(&self, axis: impl OneAxis, reverse: bool) -> Result<Tensor> {
+        self.cumulative(
+            ReduceOp::Max,
+            self.axis_position("cumulative_max", axis)?,
+            reverse,
+        )
     }
 
     /// The running minimum along `axis`, as `Nx.cumulative_min`.
-    pub fn cumulative_min(&self, axis: isize, reverse: bool) -> Result<Tensor> {
-        self.cumulative(ReduceOp::Min, axis, reverse)
+    pub fn cumulative_min(&self, axis: impl OneAxis, reverse: bool) -> Result<Tensor> {
+        self.cumulative(
+            ReduceOp::Min,
+            self.axis_position("cumulative_min", axis)?,
+            reverse,
+        )
     }
 
     fn cumulative(&self, op: ReduceOp, axis: isize, reverse: bool) -> Result<Tensor> {
@@ -40,12 +54,13 @@ impl Tensor {
             reverse,
         };
         let device = resolve_device(kernel.name(), None, &[self])?;
-        run(device, kernel, &[self], self.shape().to_vec())
+        Ok(run(device, kernel, &[self], self.shape().to_vec())?.named_like(self))
     }
 
     /// The `order`-th difference along `axis` (`out[i] = x[i + 1] - x[i]`, repeated), as
     /// `Nx.diff(t, order: order, axis: axis)`; each order shortens the axis by one.
-    pub fn diff(&self, order: usize, axis: isize) -> Result<Tensor> {
+    pub fn diff(&self, order: usize, axis: impl OneAxis) -> Result<Tensor> {
+        let axis = self.axis_position("diff", axis)?;
         if self.rank() == 0 {
             return Err(Error::InvalidArgument {
                 op: "diff",

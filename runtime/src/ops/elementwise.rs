@@ -5,7 +5,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::{BinaryOp, Op, Strided, UnaryOp};
 use crate::session::resolve_device;
-use crate::shape::{broadcast_shapes, broadcast_strides, check_shape};
+use crate::shape::{broadcast_shapes, broadcast_strides, check_shape, names};
 use crate::tensor::Tensor;
 
 use super::{merge_number, run, Operand};
@@ -72,6 +72,8 @@ impl Tensor {
         }
         let out_shape = broadcast_shapes(op.name(), self.shape(), rhs.shape())?;
         check_shape(op.name(), &out_shape, dtype)?;
+        let out_names =
+            names::broadcast(op.name(), &[&self.names(), &rhs.names()], out_shape.len())?;
         let (a, b) = (self.prepared(dtype, device)?, rhs.prepared(dtype, device)?);
         let kernel = Op::Binary {
             op,
@@ -85,7 +87,7 @@ impl Tensor {
             },
             out_shape: out_shape.clone(),
         };
-        run(device, kernel, &[&a, &b], out_shape)
+        Ok(run(device, kernel, &[&a, &b], out_shape)?.named(out_names))
     }
 
     binary_methods! {
@@ -147,7 +149,7 @@ impl Tensor {
             self.dtype()
         };
         let x = self.prepared(dtype, device)?;
-        run(device, Op::Unary(op), &[&x], self.shape().to_vec())
+        Ok(run(device, Op::Unary(op), &[&x], self.shape().to_vec())?.named_like(self))
     }
 
     unary_methods! {

@@ -15,6 +15,7 @@ use crate::session::resolve_device;
 use crate::shape::{check_shape, normalize_axis, numel, strides};
 use crate::tensor::Tensor;
 
+use super::axes::OneAxis;
 use super::{merge_number, run, Operand};
 
 fn integer_indices(op: &'static str, indices: &Tensor) -> Result<()> {
@@ -206,10 +207,11 @@ impl Tensor {
     /// `Nx.take_along_axis(t, indices, axis: axis)`: `indices` (integers) has this tensor's
     /// rank and gives the result's shape; the positions `argsort` returns put a tensor in
     /// order. Indices outside the axis are clamped to it, as in Nx.
-    pub fn take_along_axis(&self, indices: &Tensor, axis: isize) -> Result<Tensor> {
+    pub fn take_along_axis(&self, indices: &Tensor, axis: impl OneAxis) -> Result<Tensor> {
+        let axis = self.axis_position("take_along_axis", axis)?;
         let axis = normalize_axis("take_along_axis", axis, self.shape())?;
         let positions = self.along_axis_positions(indices, axis)?;
-        self.gather_flat(&positions)
+        Ok(self.gather_flat(&positions)?.named_like(self))
     }
 
     /// The entries (or slices) at `indices`, as `Nx.gather(t, indices, axes: axes)`: the last
@@ -265,7 +267,9 @@ impl Tensor {
         updates: impl Into<Operand<'a>>,
         axes: Option<&[isize]>,
     ) -> Result<Tensor> {
-        self.indexed(ScatterMode::Add, indices, updates.into(), axes)
+        Ok(self
+            .indexed(ScatterMode::Add, indices, updates.into(), axes)?
+            .named_like(self))
     }
 
     /// This tensor with `updates` put at `indices`, as `Nx.indexed_put` (the arguments as in
@@ -277,7 +281,9 @@ impl Tensor {
         updates: impl Into<Operand<'a>>,
         axes: Option<&[isize]>,
     ) -> Result<Tensor> {
-        self.indexed(ScatterMode::Put, indices, updates.into(), axes)
+        Ok(self
+            .indexed(ScatterMode::Put, indices, updates.into(), axes)?
+            .named_like(self))
     }
 
     fn indexed(

@@ -9,7 +9,7 @@ use crate::dtype::DType;
 use crate::error::Result;
 use crate::ir::Op;
 use crate::session::resolve_device;
-use crate::shape::{broadcast_shapes, broadcast_strides, check_shape};
+use crate::shape::{broadcast_shapes, broadcast_strides, check_shape, names};
 use crate::tensor::Tensor;
 
 use super::{merge_number, run, Operand};
@@ -112,7 +112,12 @@ impl Tensor {
             offset: 0,
             strides: broadcast_strides(x.shape(), &shape),
         });
-        run(
+        let names = names::broadcast(
+            "select",
+            &[&self.names(), &t.names(), &f.names()],
+            shape.len(),
+        )?;
+        let out = run(
             device,
             Op::Select {
                 views,
@@ -120,7 +125,8 @@ impl Tensor {
             },
             &[&t, &f, &pred],
             shape,
-        )
+        )?;
+        Ok(out.named(names))
     }
 
     /// Each element limited to `[min, max]` (Nx's `clip`): `min(max(x, min), max)`, with Nx's

@@ -6,6 +6,7 @@
 use crate::error::{Error, Result};
 use crate::ir::{MatmulDims, Op};
 use crate::session::resolve_device;
+use crate::shape::names::{self, Name};
 use crate::shape::{broadcast_shapes, check_shape, fmt_shape, normalize_axis, numel};
 use crate::tensor::Tensor;
 
@@ -27,7 +28,10 @@ impl Tensor {
         }
         match (n, m) {
             // Up to rank 2 on the right both products agree, and `matmul` avoids a transpose.
-            (_, 1) | (1, 2) | (2, 2) => self.matmul(rhs),
+            (_, 1) | (1, 2) | (2, 2) => {
+                let names = product_names(&self.names(), &[a], &rhs.names(), &[b], 0)?;
+                Ok(self.matmul(rhs)?.named(names))
+            }
             _ => self.dot_axes(&[a as isize], rhs, &[b as isize]),
         }
     }
@@ -63,14 +67,36 @@ impl Tensor {
         let mut shape: Vec<usize> = plan.lhs_batch.iter().map(|&a| self.shape()[a]).collect();
         shape.extend(plan.lhs_free.iter().map(|&a| self.shape()[a]));
         shape.extend(plan.rhs_free.iter().map(|&a| rhs.shape()[a]));
-        left.matmul(&right)?.reshape(&shape)
+        let lhs_gone = [&plan.lhs_batch[..], &plan.lhs_contract].concat();
+        let rhs_gone = [&plan.rhs_batch[..], &plan.rhs_contract].concat();
+        let mut names: Vec<Name> = plan
+            .lhs_batch
+            .iter()
+            .map(|&a| self.names()[a].clone())
+            .collect();
+        names.extend(product_names(
+            &self.names(),
+            &lhs_gone,
+            &rhs.names(),
+            &rhs_gone,
+            plan.lhs_batch.len(),
+        )?);
+        names::check_unique("dot", &names)?;
+        Ok(left.matmul(&right)?.reshape(&shape)?.named(names))
     }
 
     /// Nx's `outer`: every element of `self` (flattened) times every element of `rhs`, as a
     /// `[size of self, size of rhs]` matrix.
     pub fn outer(&self, rhs: &Tensor) -> Result<Tensor> {
         let column = self.reshape(&[self.size(), 1])?;
-        column.multiply(&rhs.reshape(&[1, rhs.size()])?)
+        // As Nx: the first name of the left and the last of the right.
+        let names = vec![
+            self.names().first().cloned().flatten(),
+            rhs.names().last().cloned().flatten(),
+        ];
+        Ok(column
+            .multiply(&rhs.reshape(&[1, rhs.size()])?)?
+            .named(names))
     }
 
     /// NumPy's `matmul` (`@`): 1-D·1-D is the inner product, 2-D·2-D the matrix product, and
@@ -262,6 +288,32 @@ impl DotPlan {
             rhs_contract: rc,
         })
     }
+}
+
+/// The names of a product's free axes: the left's without `lhs_gone`, then the right's without
+/// `rhs_gone`; a name on both sides is Nx's duplicate-names error. `batch` leading names are
+/// the caller's.
+fn product_names(
+    lhs: &[Name],
+    lhs_gone: &[usize],
+    rhs: &[Name],
+    rhs_gone: &[usize],
+    batch: usize,
+) -> Result<Vec<Name>> {
+    let free = |names: &[Name], gone: &[usize]| -> Vec<Name> {
+        names
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !gone.contains(i))
+            .map(|(_, n)| n.clone())
+            .collect()
+    };
+    let mut out = free(lhs, lhs_gone);
+    out.extend(free(rhs, rhs_gone));
+    if batch == 0 {
+        names::check_unique("dot", &out)?;
+    }
+    Ok(out)
 }
 
 /// Nx's words for contracted axes of different lengths.

@@ -21,6 +21,7 @@ mod elementwise;
 mod indexed;
 mod logical;
 mod matmul;
+pub(crate) mod names;
 mod operators;
 pub(crate) mod pad;
 pub(crate) mod reduce;
@@ -141,7 +142,7 @@ impl Tensor {
             return Ok(here);
         }
         let shape = here.shape().to_vec();
-        run(device, Op::Cast(dtype), &[&here], shape)
+        Ok(run(device, Op::Cast(dtype), &[&here], shape)?.named_like(self))
     }
 
     /// Materialises a strided view of this tensor on its device.

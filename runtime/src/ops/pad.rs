@@ -90,7 +90,7 @@ impl Tensor {
         for (axis, &(low, high, interior)) in config.iter().enumerate() {
             x = pad_axis(&x, &fill, axis, low, high, interior)?;
         }
-        Ok(x)
+        Ok(x.named_like(self))
     }
 
     /// [`Tensor::pad`] without interior padding: `config[i] = (low, high)`, as `Nx.pad_outer`

@@ -5,7 +5,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::{ArgOp, Op, ReduceOp};
 use crate::session::resolve_device;
-use crate::shape::{normalize_axes, normalize_axis, numel};
+use crate::shape::{names, normalize_axes, normalize_axis, numel};
 use crate::tensor::Tensor;
 
 use super::axes::{IntoAxes, IntoAxis};
@@ -24,12 +24,13 @@ impl Tensor {
         let device = resolve_device(name, None, &[self])?;
         let x = self.prepared(dtype, device)?;
         let shape = reduced_shape(self.shape(), &axes, keep_axes);
+        let names = names::reduce(&self.names(), &axes, keep_axes);
         let kernel = Op::Reduce {
             op,
             shape: self.shape().to_vec(),
             axes,
         };
-        run(device, kernel, &[&x], shape)
+        Ok(run(device, kernel, &[&x], shape)?.named(names))
     }
 
     fn reduced_axes(&self, name: &'static str, axes: Option<&[isize]>) -> Result<Vec<usize>> {
@@ -264,7 +265,12 @@ impl Tensor {
             TieBreak::Low => index,
             TieBreak::High => index.negate()?.add(length - 1)?,
         };
-        index.as_type(dtype)
+        // The flattened tensor (no axis) reduces to a scalar, which has no names.
+        let names = match x.rank() == self.rank() {
+            true => names::reduce(&self.names(), &[axis], keep_axis),
+            false => Vec::new(),
+        };
+        Ok(index.as_type(dtype)?.named(names))
     }
 
     /// Index of the first maximum along `axis` (`t.argmax(1)`; of the flattened tensor with
@@ -297,7 +303,7 @@ impl Tensor {
         tie_break: TieBreak,
         dtype: DType,
     ) -> Result<Tensor> {
-        let axis = axis.into_axis();
+        let axis = self.optional_axis("argmax", axis)?;
         self.arg_op(ArgOp::ArgMax, "argmax", axis, keep_axis, tie_break, dtype)
     }
 
@@ -309,7 +315,7 @@ impl Tensor {
         tie_break: TieBreak,
         dtype: DType,
     ) -> Result<Tensor> {
-        let axis = axis.into_axis();
+        let axis = self.optional_axis("argmin", axis)?;
         self.arg_op(ArgOp::ArgMin, "argmin", axis, keep_axis, tie_break, dtype)
     }
 }
@@ -331,11 +337,11 @@ macro_rules! reductions {
         impl Tensor {$(
             #[doc = concat!($doc, " `axes` is `0`, `[0, 1]`, `&axes` or `..` for all of them; negative axes count from the end.")]
             pub fn $name(&self, axes: impl IntoAxes) -> Result<Tensor> {
-                self.$over(axes.into_axes().as_option(), false)
+                self.$over(self.axis_positions(stringify!($name), axes)?.as_deref(), false)
             }
             #[doc = concat!("[`Tensor::", stringify!($name), "`] keeping each reduced axis with size 1 (Nx's `keep_axes: true`), ready to broadcast against this tensor.")]
             pub fn $keep(&self, axes: impl IntoAxes) -> Result<Tensor> {
-                self.$over(axes.into_axes().as_option(), true)
+                self.$over(self.axis_positions(stringify!($name), axes)?.as_deref(), true)
             }
         )*}
     };
@@ -357,33 +363,57 @@ impl Tensor {
     /// ddof:)`: squared deviations from the mean summed and divided by `n - ddof` (`ddof` 1
     /// is the sample variance). Integers become f32.
     pub fn variance(&self, axes: impl IntoAxes, ddof: usize) -> Result<Tensor> {
-        self.variance_over(axes.into_axes().as_option(), false, ddof)
+        self.variance_over(
+            self.axis_positions("variance", axes)?.as_deref(),
+            false,
+            ddof,
+        )
     }
 
     /// [`Tensor::variance`] keeping each reduced axis with size 1.
     pub fn variance_keep(&self, axes: impl IntoAxes, ddof: usize) -> Result<Tensor> {
-        self.variance_over(axes.into_axes().as_option(), true, ddof)
+        self.variance_over(
+            self.axis_positions("variance", axes)?.as_deref(),
+            true,
+            ddof,
+        )
     }
 
     /// Nx's `standard_deviation(t, axes:, ddof:)`: the square root of [`Tensor::variance`].
     pub fn standard_deviation(&self, axes: impl IntoAxes, ddof: usize) -> Result<Tensor> {
-        self.standard_deviation_over(axes.into_axes().as_option(), false, ddof)
+        self.standard_deviation_over(
+            self.axis_positions("standard_deviation", axes)?.as_deref(),
+            false,
+            ddof,
+        )
     }
 
     /// [`Tensor::standard_deviation`] keeping each reduced axis with size 1.
     pub fn standard_deviation_keep(&self, axes: impl IntoAxes, ddof: usize) -> Result<Tensor> {
-        self.standard_deviation_over(axes.into_axes().as_option(), true, ddof)
+        self.standard_deviation_over(
+            self.axis_positions("standard_deviation", axes)?.as_deref(),
+            true,
+            ddof,
+        )
     }
 
     /// The mean over `axes` weighted by `weights` (this shape, or one that broadcasts to it):
     /// `sum(t * w) / sum(w)`, Nx's `weighted_mean(t, weights, axes:)`.
     pub fn weighted_mean(&self, weights: &Tensor, axes: impl IntoAxes) -> Result<Tensor> {
-        self.weighted_mean_over(weights, axes.into_axes().as_option(), false)
+        self.weighted_mean_over(
+            weights,
+            self.axis_positions("weighted_mean", axes)?.as_deref(),
+            false,
+        )
     }
 
     /// [`Tensor::weighted_mean`] keeping each reduced axis with size 1.
     pub fn weighted_mean_keep(&self, weights: &Tensor, axes: impl IntoAxes) -> Result<Tensor> {
-        self.weighted_mean_over(weights, axes.into_axes().as_option(), true)
+        self.weighted_mean_over(
+            weights,
+            self.axis_positions("weighted_mean", axes)?.as_deref(),
+            true,
+        )
     }
 }
 

@@ -10,11 +10,12 @@ use crate::error::{Error, Result};
 use crate::ir::{Op, Strided};
 use crate::session::resolve_device;
 use crate::shape::{
-    broadcast_shapes, broadcast_strides, check_shape, normalize_axes, normalize_axis, numel,
+    broadcast_shapes, broadcast_strides, check_shape, names, normalize_axes, normalize_axis, numel,
     strides, MAX_RANK,
 };
 use crate::tensor::Tensor;
 
+use super::axes::OneAxis;
 use super::reduce::reduced_shape;
 use super::{run, Leftover};
 
@@ -60,11 +61,14 @@ impl Tensor {
             offset: 0,
             strides: perm.iter().map(|&p| s[p]).collect(),
         };
-        self.view(
-            "transpose",
-            view,
-            perm.iter().map(|&p| self.shape()[p]).collect(),
-        )
+        let names = names::permute(&self.names(), &perm);
+        Ok(self
+            .view(
+                "transpose",
+                view,
+                perm.iter().map(|&p| self.shape()[p]).collect(),
+            )?
+            .named(names))
     }
 
     /// Removes the given axes of size 1 (every size-1 axis when `None`).
@@ -83,7 +87,10 @@ impl Tensor {
                 ),
             });
         }
-        self.reshape(&reduced_shape(self.shape(), &axes, false))
+        let names = names::reduce(&self.names(), &axes, false);
+        Ok(self
+            .reshape(&reduced_shape(self.shape(), &axes, false))?
+            .named(names))
     }
 
     /// Inserts an axis of size 1 before `axis` (`-1` appends).
@@ -102,7 +109,9 @@ impl Tensor {
         let at = normalize_axis("new_axis", axis, &extended)?;
         let mut shape = self.shape().to_vec();
         shape.insert(at, 1);
-        self.reshape(&shape)
+        let mut names = self.names();
+        names.insert(at, None);
+        Ok(self.reshape(&shape)?.named(names))
     }
 
     /// Broadcasts to `shape` by NumPy/Nx rules.
@@ -182,7 +191,7 @@ impl Tensor {
             offset,
             strides: view_strides,
         };
-        self.view("slice", view, shape)
+        Ok(self.view("slice", view, shape)?.named_like(self))
     }
 
     /// A copy with the block at `start` replaced by `update`, in the type both merge to (as
@@ -209,6 +218,7 @@ impl Tensor {
                 reason: "the update is larger than the tensor".into(),
             });
         }
+        let names = names::broadcast("put_slice", &[&self.names(), &update.names()], self.rank())?;
         let device = resolve_device("put_slice", None, &[self, update])?;
         let dtype = self.dtype().promote(update.dtype());
         let (x, update) = (
@@ -223,15 +233,16 @@ impl Tensor {
             update_shape: update.shape().to_vec(),
             start,
         };
-        run(device, kernel, &[&x, &update], self.shape().to_vec())
+        Ok(run(device, kernel, &[&x, &update], self.shape().to_vec())?.named(names))
     }
 
     /// Joins tensors along `axis`; every other axis must agree. Dtypes promote.
-    pub fn concatenate(tensors: &[Tensor], axis: isize) -> Result<Tensor> {
+    pub fn concatenate(tensors: &[Tensor], axis: impl OneAxis) -> Result<Tensor> {
         let first = tensors.first().ok_or_else(|| Error::InvalidArgument {
             op: "concatenate",
             message: "needs at least one tensor".into(),
         })?;
+        let axis = first.axis_position("concatenate", axis)?;
         let axis = normalize_axis("concatenate", axis, first.shape())?;
         let mut joined = 0usize;
         for t in tensors {
@@ -247,6 +258,9 @@ impl Tensor {
             }
             joined = joined.saturating_add(t.shape()[axis]);
         }
+        let all_names: Vec<_> = tensors.iter().map(Tensor::names).collect();
+        let name_refs: Vec<&[_]> = all_names.iter().map(Vec::as_slice).collect();
+        let names = names::broadcast("concatenate", &name_refs, first.rank())?;
         let refs: Vec<&Tensor> = tensors.iter().collect();
         let device = resolve_device("concatenate", None, &refs)?;
         let dtype = tensors
@@ -263,7 +277,7 @@ impl Tensor {
             shapes: converted.iter().map(|t| t.shape().to_vec()).collect(),
             axis,
         };
-        run(device, kernel, &converted.iter().collect::<Vec<_>>(), shape)
+        Ok(run(device, kernel, &converted.iter().collect::<Vec<_>>(), shape)?.named(names))
     }
 
     /// Stacks tensors of one shape along a new axis.
@@ -285,8 +299,8 @@ impl Tensor {
 
     /// Gathers entries along `axis` at integer `indices`; the result's shape replaces that axis
     /// by the indices' shape.
-    pub fn take(&self, indices: &Tensor, axis: isize) -> Result<Tensor> {
-        let axis = normalize_axis("take", axis, self.shape())?;
+    pub fn take(&self, indices: &Tensor, axis: impl OneAxis) -> Result<Tensor> {
+        let axis = normalize_axis("take", self.axis_position("take", axis)?, self.shape())?;
         if indices.dtype().is_float() {
             return Err(Error::UnsupportedDType {
                 op: "take (indices)",
@@ -299,6 +313,9 @@ impl Tensor {
         shape.extend_from_slice(&self.shape()[axis + 1..]);
         check_shape("take", &shape, self.dtype())?;
         let dim = self.shape()[axis];
+        if crate::jit::is_placeholder(indices) {
+            return self.take_traced(indices, axis, shape);
+        }
         // Exact for every integer dtype (no trip through f64).
         let idx = indices
             .as_type(DType::S64)?
@@ -317,12 +334,32 @@ impl Tensor {
                     })
             })
             .collect::<Result<Vec<_>>>()?;
+        let own = self.names();
+        let mut names = own[..axis].to_vec();
+        names.extend(indices.names());
+        names.extend_from_slice(&own[axis + 1..]);
         let kernel = Op::Take {
             shape: self.shape().to_vec(),
             indices: idx,
             axis,
         };
-        run(device, kernel, &[self], shape)
+        Ok(run(device, kernel, &[self], shape)?.named(names))
+    }
+
+    /// `take` with indices a compiled function computes (their values are not known while it
+    /// is traced): a gather along the axis, so it compiles and differentiates as one. As in
+    /// XLA, an index outside the axis is clamped to it instead of reported.
+    fn take_traced(&self, indices: &Tensor, axis: usize, shape: Vec<usize>) -> Result<Tensor> {
+        let (pre, dim) = (numel(&self.shape()[..axis]), self.shape()[axis]);
+        let post = numel(&self.shape()[axis + 1..]);
+        let k = indices.size();
+        let rows = self.reshape(&[pre, dim, post])?;
+        let at = indices.reshape(&[1, k, 1])?.broadcast(&[pre, k, post])?;
+        let own = self.names();
+        let mut names = own[..axis].to_vec();
+        names.extend(indices.names());
+        names.extend_from_slice(&own[axis + 1..]);
+        Ok(rows.take_along_axis(&at, 1)?.reshape(&shape)?.named(names))
     }
 
     /// The entries at `positions` (each below the axis' size) along `axis`, on this tensor's
@@ -337,7 +374,7 @@ impl Tensor {
             indices: positions,
             axis,
         };
-        run(device, kernel, &[self], shape)
+        Ok(run(device, kernel, &[self], shape)?.named_like(self))
     }
 
     /// The consecutive `axes` (all of them when `None`) merged into one, as `Nx.flatten`.
@@ -362,7 +399,12 @@ impl Tensor {
         let mut shape = self.shape()[..first].to_vec();
         shape.push(numel(&self.shape()[first..=last]));
         shape.extend_from_slice(&self.shape()[last + 1..]);
-        self.reshape(&shape)
+        // As Nx: the axes left keep their names, the merged one has none.
+        let own = self.names();
+        let mut names = own[..first].to_vec();
+        names.push(None);
+        names.extend_from_slice(&own[last + 1..]);
+        Ok(self.reshape(&shape)?.named(names))
     }
 
     /// The elements in reverse order along `axes` (every axis when `None`), as `Nx.reverse`.
@@ -413,7 +455,7 @@ impl Tensor {
 
     /// `len` entries from `start` along `axis` (the other axes whole), as
     /// `Nx.slice_along_axis`; a start that would run past the end moves back, as in `slice`.
-    pub fn slice_along_axis(&self, start: usize, len: usize, axis: isize) -> Result<Tensor> {
+    pub fn slice_along_axis(&self, start: usize, len: usize, axis: impl OneAxis) -> Result<Tensor> {
         self.slice_along_axis_by(start, len, axis, 1)
     }
 
@@ -422,9 +464,10 @@ impl Tensor {
         &self,
         start: usize,
         len: usize,
-        axis: isize,
+        axis: impl OneAxis,
         stride: usize,
     ) -> Result<Tensor> {
+        let axis = self.axis_position("slice_along_axis", axis)?;
         let axis = normalize_axis("slice_along_axis", axis, self.shape())?;
         let mut starts = vec![0; self.rank()];
         let mut lengths = self.shape().to_vec();
@@ -438,8 +481,8 @@ impl Tensor {
     /// The tensor cut in two along `axis` at `at`, as `Nx.split`: an index (from the end when
     /// negative) or a fraction of the axis (`ceil(fraction * size)` entries go left). Both
     /// parts must be non-empty.
-    pub fn split(&self, at: impl Into<SplitAt>, axis: isize) -> Result<(Tensor, Tensor)> {
-        let axis = normalize_axis("split", axis, self.shape())?;
+    pub fn split(&self, at: impl Into<SplitAt>, axis: impl OneAxis) -> Result<(Tensor, Tensor)> {
+        let axis = normalize_axis("split", self.axis_position("split", axis)?, self.shape())?;
         let size = self.shape()[axis];
         let inside = |i: i128| (i > 0 && i < size as i128).then_some(i as usize);
         let left = match at.into() {

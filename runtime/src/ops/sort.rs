@@ -9,7 +9,7 @@ use crate::session::resolve_device;
 use crate::shape::normalize_axis;
 use crate::tensor::Tensor;
 
-use super::axes::IntoAxis;
+use super::axes::{IntoAxis, OneAxis};
 use super::run;
 
 /// Which end of a sort comes first (Nx's `direction:`).
@@ -26,26 +26,32 @@ impl Tensor {
     /// This tensor sorted along `axis`, as `Nx.sort(t, axis: axis, direction: direction)`:
     /// NaN sorts after every number (before them in `Direction::Desc`). The gradient goes back
     /// to each entry's original place.
-    pub fn sort(&self, axis: isize, direction: Direction) -> Result<Tensor> {
-        self.sort_op(axis, direction, false)
+    pub fn sort(&self, axis: impl OneAxis, direction: Direction) -> Result<Tensor> {
+        self.sort_op(self.axis_position("sort", axis)?, direction, false)
     }
 
     /// The positions along `axis` that put this tensor in order (as s32, Nx's default), as
     /// `Nx.argsort(t, axis: axis, direction: direction, stable: true)`: entries that compare
     /// equal keep their order (always; Nx's `stable: false` allows any order of them, so this
     /// is one of its answers). `take_along_axis` applies them.
-    pub fn argsort(&self, axis: isize, direction: Direction) -> Result<Tensor> {
+    pub fn argsort(&self, axis: impl OneAxis, direction: Direction) -> Result<Tensor> {
         self.argsort_as(axis, direction, DType::S32)
     }
 
     /// [`Tensor::argsort`] with Nx's `type:` option: the positions as integer `dtype`.
-    pub fn argsort_as(&self, axis: isize, direction: Direction, dtype: DType) -> Result<Tensor> {
+    pub fn argsort_as(
+        &self,
+        axis: impl OneAxis,
+        direction: Direction,
+        dtype: DType,
+    ) -> Result<Tensor> {
         if dtype.is_float() {
             return Err(Error::UnsupportedDType {
                 op: "argsort (type)",
                 dtype,
             });
         }
+        let axis = self.axis_position("argsort", axis)?;
         let positions = self.sort_op(axis, direction, true)?;
         if dtype == DType::S64 {
             Ok(positions)
@@ -63,7 +69,7 @@ impl Tensor {
             indices,
         };
         let device = resolve_device(name, None, &[self])?;
-        run(device, kernel, &[self], self.shape().to_vec())
+        Ok(run(device, kernel, &[self], self.shape().to_vec())?.named_like(self))
     }
 
     /// `axis` normalised and its size, which a statistic along it needs to be above 0.
@@ -108,23 +114,23 @@ impl Tensor {
     /// along `axis` (`t.median(0)`), or of every entry (`t.median(..)`), as
     /// `Nx.median(t, axis:)`.
     pub fn median(&self, axis: impl IntoAxis) -> Result<Tensor> {
-        self.median_over(axis.into_axis(), false)
+        self.median_over(self.optional_axis("median", axis)?, false)
     }
 
     /// [`Tensor::median`] keeping the reduced axis with size 1 (Nx's `keep_axis: true`).
     pub fn median_keep(&self, axis: impl IntoAxis) -> Result<Tensor> {
-        self.median_over(axis.into_axis(), true)
+        self.median_over(self.optional_axis("median", axis)?, true)
     }
 
     /// The most frequent entry along `axis` (`t.mode(0)`), or of every entry (`t.mode(..)`),
     /// the smallest of equally frequent ones, as `Nx.mode(t, axis:)`.
     pub fn mode(&self, axis: impl IntoAxis) -> Result<Tensor> {
-        self.mode_over(axis.into_axis(), false)
+        self.mode_over(self.optional_axis("mode", axis)?, false)
     }
 
     /// [`Tensor::mode`] keeping the reduced axis with size 1 (Nx's `keep_axis: true`).
     pub fn mode_keep(&self, axis: impl IntoAxis) -> Result<Tensor> {
-        self.mode_over(axis.into_axis(), true)
+        self.mode_over(self.optional_axis("mode", axis)?, true)
     }
 
     fn median_over(&self, axis: Option<isize>, keep_axis: bool) -> Result<Tensor> {

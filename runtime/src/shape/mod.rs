@@ -12,6 +12,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 
 pub mod format;
+pub mod names;
 pub use self::format::fmt_shape;
 
 /// The highest rank a tensor may have (numpy's limit too). Deep enough for any real tensor, and
