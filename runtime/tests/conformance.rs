@@ -92,6 +92,13 @@ proptest! {
         });
         conform("select numbers", &inputs, |t| t[1].select(1, -2.5));
         conform("clip", &inputs, |t| t[0].clip(-1, 1));
+        conform("logical_and", &inputs, |t| t[0].logical_and(&t[1]));
+        conform("logical_or", &inputs, |t| t[0].logical_or(&t[1]));
+        conform("logical_xor", &inputs, |t| t[0].logical_xor(&t[1]));
+        conform("logical_not", &inputs, |t| t[0].logical_not());
+        conform("is_nan", &inputs, |t| t[0].as_type(DType::F32)?.divide(&t[1])?.is_nan());
+        conform("is_infinity", &inputs, |t| t[0].as_type(DType::F32)?.divide(&t[1])?.is_infinity());
+        conform("all_close", &inputs, |t| t[0].all_close(&t[1]));
         conform("multiply integer", &inputs, |t| t[0].multiply(3));
     }
 
@@ -140,19 +147,30 @@ proptest! {
         let which = if mask & 0x80 != 0 { Axes::All } else { Axes::Listed(axes.clone()) };
         // Each reduction as `name(axes)` or its `name_keep(axes)` twin.
         type Reduction = fn(&Tensor, Axes) -> tensorbook::Result<Tensor>;
-        let reductions: [(&str, Reduction, Reduction); 5] = [
+        let reductions: [(&str, Reduction, Reduction); 11] = [
             ("sum", |t, a| t.sum(a), |t, a| t.sum_keep(a)),
             ("product", |t, a| t.product(a), |t, a| t.product_keep(a)),
             ("reduce_max", |t, a| t.reduce_max(a), |t, a| t.reduce_max_keep(a)),
             ("reduce_min", |t, a| t.reduce_min(a), |t, a| t.reduce_min_keep(a)),
             ("mean", |t, a| t.mean(a), |t, a| t.mean_keep(a)),
+            ("all", |t, a| t.all(a), |t, a| t.all_keep(a)),
+            ("any", |t, a| t.any(a), |t, a| t.any_keep(a)),
+            ("logsumexp", |t, a| t.logsumexp(a), |t, a| t.logsumexp_keep(a)),
+            ("variance", |t, a| t.variance(a, 1), |t, a| t.variance_keep(a, 1)),
+            ("standard_deviation", |t, a| t.standard_deviation(a, 0), |t, a| t.standard_deviation_keep(a, 0)),
+            ("weighted_mean", |t, a| t.weighted_mean(&t.abs()?.add(1)?, a), |t, a| t.weighted_mean_keep(&t.abs()?.add(1)?, a)),
         ];
         for (name, plain, kept) in reductions {
             let op = if keep { kept } else { plain };
             conform(&format!("{name} {d}{s:?} {which:?} keep {keep}"), &inputs, |t| op(&t[0], which.clone()));
         }
         let axis = if s.is_empty() { None } else { Some((mask as usize % s.len()) as isize) };
-        for (name, max) in [("argmax", true), ("argmin", false)] {
+        conform(&format!("median {d}{s:?} {axis:?} keep {keep}"), &inputs, |t| match (axis, keep) {
+            (Some(a), true) => t[0].median_keep(a),
+            (Some(a), false) => t[0].median(a),
+            (None, _) => t[0].median(..),
+        });
+                for (name, max) in [("argmax", true), ("argmin", false)] {
             conform(&format!("{name} {d}{s:?} {axis:?} keep {keep}"), &inputs, |t| {
                 let tie = tensorbook::TieBreak::Low;
                 match (axis, max) {
@@ -212,6 +230,29 @@ proptest! {
             let with_idx = [inputs[0].clone(), indices];
             conform(&format!("take {s:?} axis {axis}"), &with_idx, |t| t[0].take(&t[1], axis as isize));
             conform(&format!("reverse {s:?} axis {axis}"), &inputs, |t| t[0].reverse(Some(&[axis as isize])));
+            let (from, len) = ((pick as usize >> 12) % s[axis], 1 + (pick as usize >> 16) % s[axis]);
+            conform(&format!("slice_along_axis {s:?} {from}+{len} axis {axis}"), &inputs, |t| t[0].slice_along_axis(from, len, axis as isize));
+            let widths: Vec<(usize, usize)> = (0..rank).map(|i| ((pick as usize >> i) % 2, (pick as usize >> (i + 5)) % 3)).collect();
+            conform(&format!("reflect {s:?} {widths:?}"), &inputs, |t| t[0].reflect(&widths));
+            let signed: Vec<(i64, i64)> = widths.iter().map(|&(l, h)| (l as i64, h as i64)).collect();
+            for mode in [PadMode::Cyclic, PadMode::Mirror, PadMode::Replicate] {
+                conform(&format!("pad_outer {mode:?} {s:?} {signed:?}"), &inputs, |t| t[0].pad_outer_with(mode, &signed));
+            }
+            if rank == 1 {
+                let offset = (pick % 3) as isize - 1;
+                conform(&format!("make_diagonal {s:?} {offset}"), &inputs, |t| t[0].make_diagonal(offset));
+            }
+            if rank >= 2 {
+                let k = (pick % 5) as isize - 2;
+                conform(&format!("tril {s:?} {k}"), &inputs, |t| t[0].tril(k));
+                conform(&format!("triu {s:?} {k}"), &inputs, |t| t[0].triu(k));
+                conform(&format!("take_diagonal {s:?}"), &inputs, |t| t[0].take_diagonal(0));
+                conform(&format!("covariance {s:?}"), &inputs, |t| t[0].covariance(1));
+            }
+            if rank == 2 {
+                let with_diagonal = [inputs[0].clone(), random(seed ^ 11, d, &[s[0].min(s[1])])];
+                conform(&format!("put_diagonal {s:?}"), &with_diagonal, |t| t[0].put_diagonal(&t[1], 0));
+            }
             let reverse = pick & 1 == 1;
             conform(&format!("cumulative_sum {s:?} axis {axis} {reverse}"), &inputs, |t| t[0].cumulative_sum(axis as isize, reverse));
             conform(&format!("cumulative_product {s:?} axis {axis} {reverse}"), &inputs, |t| t[0].cumulative_product(axis as isize, reverse));
