@@ -249,6 +249,15 @@ Panic detected. Here's some useful information if you're filing a bug report.
         self.eval_context.variables()
     }
 
+    /// tensorbook patch 19: see `EvalContext::cell_position`.
+    pub fn cell_position(&self, line: usize, column: usize) -> Option<(usize, usize)> {
+        self.eval_context.cell_position(line, column)
+    }
+
+    /// tensorbook patch 19: the prefix of the stderr line that gives a `?` error's location.
+    pub const USER_ERROR_LOCATION: &'static str =
+        crate::evcxr_internal_runtime::USER_ERROR_LOCATION;
+
     pub fn last_source(&self) -> std::io::Result<String> {
         self.eval_context.last_source()
     }

@@ -70,6 +70,9 @@ pub struct EvalContext {
     literal_setter: Option<(String, BTreeSet<String>, Option<SoFile>)>,
     /// tensorbook patch 11: whether a literal cell has run (compiled) before the setter.
     literal_cell_seen: bool,
+    /// tensorbook patch 19: the code of the last build that ran, to map a line of the
+    /// generated crate (a panic's or a `?` error's location) back to the cell.
+    last_run_code: Option<CodeBlock>,
 }
 
 #[derive(Clone, Debug)]
@@ -508,6 +511,7 @@ impl EvalContext {
             initial_config,
             literal_setter: None,
             literal_cell_seen: false,
+            last_run_code: None,
         };
         let outputs = EvalContextOutputs {
             stdout: stdout_receiver,
@@ -943,9 +947,28 @@ impl EvalContext {
         }
         phases.phase_complete("Final compile");
         self.name_variable_types(state, user_code)?;
+        self.last_run_code = Some(code);
 
         let output = self.run_and_capture_output(state, &so_file, callbacks)?;
         Ok(ExecutionArtifacts { output })
+    }
+
+    /// tensorbook patch 19: the cell's own 1-based line and column of `line`:`column` in the
+    /// `src/lib.rs` of the last build that ran (a panic's or a `?` error's location), or
+    /// `None` where that is code evcxr generated.
+    pub fn cell_position(&self, line: usize, column: usize) -> Option<(usize, usize)> {
+        let code = self.last_run_code.as_ref()?;
+        match code.origin_for_line(line) {
+            (CodeKind::OriginalUserCode(meta), offset) => {
+                let column = if offset == 0 {
+                    column.saturating_add(meta.column_offset)
+                } else {
+                    column
+                };
+                Some((meta.start_line.saturating_add(offset), column))
+            }
+            _ => None,
+        }
     }
 
     pub(crate) fn write_cargo_toml(&self, state: &ContextState) -> Result<()> {
@@ -2008,11 +2031,24 @@ impl ContextState {
     }
 
     fn error_trait_code(&self, for_analysis: bool) -> CodeBlock {
+        // tensorbook patch 19: `?` calls `From::from` through the `#[track_caller]`
+        // `from_residual`, so the caller's location is the `?` expression in the cell's code;
+        // it goes to stderr before the error (see `USER_ERROR_LOCATION`).
+        let location = if for_analysis {
+            String::new()
+        } else {
+            format!(
+                "{{ let at = std::panic::Location::caller(); eprintln!(\"{}{{}}:{{}}:{{}}\", at.file(), at.line(), at.column()); }}",
+                evcxr_internal_runtime::USER_ERROR_LOCATION
+            )
+        };
         CodeBlock::new().generated(format!(
             r#"
             struct EvcxrUserCodeError {{}}
             impl<T: {}> From<T> for EvcxrUserCodeError {{
+                #[track_caller]
                 fn from(error: T) -> Self {{
+                    {location}
                     eprintln!("{}", error);
                     {}
                     EvcxrUserCodeError {{}}

@@ -11,6 +11,9 @@
 
 pub const VARIABLE_CHANGED_TYPE: &str = "EVCXR_VARIABLE_CHANGED_TYPE:";
 pub const USER_ERROR_OCCURRED: &str = "EVCXR_ERROR_OCCURRED";
+/// tensorbook patch 19: the stderr line before a `?` error's message: this prefix, then the
+/// file, line and column of the `?` (`src/lib.rs:41:5`).
+pub const USER_ERROR_LOCATION: &str = "EVCXR_ERROR_LOCATION:";
 
 pub struct VariableStore {
     variables: std::collections::HashMap<String, Box<dyn std::any::Any + 'static>>,
