@@ -23,8 +23,20 @@ def assert_kept(kc):
 
 def test_a_panicking_cell_that_used_the_tensor(session):
     _, kc = session
-    content = error_of(*run_cell(kc, 'let doubled = kept.add(&kept)?;\npanic!("boom after {}", doubled.signature());'))
+    content = error_of(*run_cell(kc, 'let doubled = kept.add(&kept)?;\n  panic!("boom after {}", doubled.signature());'))
     assert content["ename"] == "Panic" and "boom after f32[4]" in content["evalue"], content
+    # At the cell's own line and column, with its text, not a line of evcxr's src/lib.rs.
+    report = "\n".join(content["traceback"])
+    assert 'panicked at cell line 2, column 3: `panic!("boom after {}", doubled.signature());`' in report, report
+    assert "src/lib.rs" not in report, report
+    assert_kept(kc)
+
+
+def test_an_unwrap_panic_names_its_cell_line(session):
+    _, kc = session
+    content = error_of(*run_cell(kc, 'let v = vec![1, 2];\nlet i = std::hint::black_box(5);\nlet picked = v.get(i).copied().unwrap();'))
+    report = "\n".join(content["traceback"])
+    assert "cell line 3, column" in report and "v.get(i).copied().unwrap()" in report, report
     assert_kept(kc)
 
 
@@ -102,6 +114,8 @@ def test_a_cell_that_returns_err_through_question_mark(session):
     assert content["ename"] == "Error", content
     report = " ".join(content["traceback"])
     assert "[4]" in report and "[3]" in report and "incompatible" in content["evalue"], content
+    # The failing call's own line in the cell, where the `?` returned the error.
+    assert "at cell line 2, column 11: `let sum = kept.add(&three)?;`" in report, report
     assert_kept(kc)
 
 

@@ -12,6 +12,7 @@ use tensorbook::contract::{env, session_command};
 use super::build_cache::{self, Fill, SessionDir};
 use super::outcome::{self, CellFailure, EngineFailure, EvcxrFailure, Signals};
 use super::output::{forward, CellReport};
+use super::runtime_location::{self, GeneratedLocation};
 use super::variables::{describe, Variable};
 use super::vault::{restore_code, Plan, Variable as KeptVariable, Vault};
 use super::{
@@ -378,7 +379,34 @@ impl Session {
         };
         self.after_cell();
         let cell = std::mem::take(&mut *self.report.lock().unwrap_or_else(|e| e.into_inner()));
-        outcome::with_cell_report(result, cell.panic, cell.user_error, signals)
+        let result = outcome::with_cell_report(result, cell.panic, cell.user_error, signals);
+        self.placed_in_cell(result, code, cell.user_error_at.as_deref())
+    }
+
+    /// A panic's and a `?` error's location in the cell's own lines (evcxr maps the generated
+    /// crate's line back; code evcxr generated keeps Rust's location).
+    fn placed_in_cell(
+        &self,
+        result: Result<CellData, CellFailure>,
+        code: &str,
+        user_error_at: Option<&str>,
+    ) -> Result<CellData, CellFailure> {
+        let place = |text: &str| {
+            GeneratedLocation::find(text).and_then(|g| self.ctx.cell_position(g.line, g.column))
+        };
+        match result {
+            Err(CellFailure::Panic { location, message }) => Err(CellFailure::Panic {
+                location: runtime_location::panic_location(&location, code, place(&location)),
+                message,
+            }),
+            Err(CellFailure::UserError { lines, .. }) => Err(CellFailure::UserError {
+                lines,
+                at: user_error_at
+                    .and_then(place)
+                    .map(|(line, column)| runtime_location::describe(code, line, column)),
+            }),
+            other => other,
+        }
     }
 
     /// Runs the cell in evcxr: its final value as a mime bundle, or what evcxr reported.

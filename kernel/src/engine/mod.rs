@@ -31,6 +31,7 @@ pub mod outcome;
 pub mod output;
 pub mod private_dir;
 pub mod process;
+pub mod runtime_location;
 pub mod session;
 pub mod state_dir;
 pub mod text_limits;

@@ -25,8 +25,13 @@ pub enum CellFailure {
         /// The panic's message, line by line.
         message: Vec<String>,
     },
-    /// The cell returned an `Err` through `?`; what it printed of it, line by line.
-    UserError(Vec<String>),
+    /// The cell returned an `Err` through `?`.
+    UserError {
+        /// What it printed of the error, line by line.
+        lines: Vec<String>,
+        /// Where in the cell the `?` is ("cell line 3, column 9: `...`"), when known.
+        at: Option<String>,
+    },
     /// The cell was interrupted.
     Interrupted(Interruption),
     /// The evaluation process ended during the cell and a new one took its place.
@@ -201,7 +206,7 @@ pub fn with_cell_report(
             Err(if signals.interrupt_sent {
                 CellFailure::Interrupted(Interruption::Cell(lines))
             } else {
-                CellFailure::UserError(lines)
+                CellFailure::UserError { lines, at: None }
             })
         }
         None => Ok(data),
@@ -288,7 +293,10 @@ mod tests {
         let printed = || Some(vec!["Error: bad shape".into(), "  ".into()]);
         assert_eq!(
             with_cell_report(Ok(vec![]), None, printed(), QUIET),
-            Err(CellFailure::UserError(vec!["Error: bad shape".into()]))
+            Err(CellFailure::UserError {
+                lines: vec!["Error: bad shape".into()],
+                at: None
+            })
         );
         assert_eq!(
             with_cell_report(

@@ -45,6 +45,9 @@ pub(crate) struct CellReport {
     pub user_error_follows: bool,
     /// The user's stderr lines of this cell, kept for `user_error` (bounded).
     pub stderr: Vec<String>,
+    /// Where the last `?` error of the cell was returned, as evcxr printed it before the
+    /// error (`src/lib.rs:41:5`; evcxr patch 19).
+    pub user_error_at: Option<String>,
     /// What `tensorbook::notebook::describe_variables` printed, for `:vars`.
     pub variables: Option<Vec<TensorDescription>>,
     /// A session command's answer (`tensorbook_session_command`).
@@ -74,6 +77,13 @@ impl StderrFilter {
         match self.state {
             StderrState::Normal if line == USER_ERROR => {
                 report.user_error = Some(report.stderr.clone());
+                None
+            }
+            StderrState::Normal if line.starts_with(evcxr::CommandContext::USER_ERROR_LOCATION) => {
+                let at = &line[evcxr::CommandContext::USER_ERROR_LOCATION.len()..];
+                report.user_error_at = Some(at.to_string());
+                // The error's own lines start here.
+                report.stderr.clear();
                 None
             }
             StderrState::Normal

@@ -47,10 +47,14 @@ pub fn jupyter_error(failure: &CellFailure) -> JupyterError {
                 .chain(message.iter().cloned())
                 .collect(),
         ),
-        CellFailure::UserError(lines) => JupyterError::new(
+        CellFailure::UserError { lines, at } => JupyterError::new(
             "Error",
             last_or(lines, "the cell returned an error through `?`"),
-            lines.clone(),
+            lines
+                .iter()
+                .cloned()
+                .chain(at.iter().map(|at| format!("  at {at}")))
+                .collect(),
         ),
         CellFailure::Interrupted(Interruption::Build) => {
             let why = "the build was interrupted; the cell did not run".to_string();
@@ -156,7 +160,13 @@ mod tests {
                 },
                 "Panic",
             ),
-            (CellFailure::UserError(vec!["Error: x".into()]), "Error"),
+            (
+                CellFailure::UserError {
+                    lines: vec!["Error: x".into()],
+                    at: Some("cell line 1, column 1".into()),
+                },
+                "Error",
+            ),
             (CellFailure::Interrupted(Interruption::Build), "Interrupted"),
             (
                 CellFailure::Interrupted(Interruption::Cell(vec!["Error: interrupted".into()])),
