@@ -350,6 +350,8 @@ fn large_shapes_take_the_fast_paths() {
     for (shape, axis) in [
         (&[4usize, 30_000][..], 1isize),
         (&[100_000][..], 0),
+        // Past host's parallel radix sort's threshold (1 << 17), and its in-cache parts.
+        (&[300_000][..], 0),
         (&[3000, 40][..], 0),
     ] {
         for dtype in [DType::F32, DType::S32] {

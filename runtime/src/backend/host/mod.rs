@@ -23,6 +23,7 @@ mod indexed;
 mod loops;
 mod matmul;
 mod parallel;
+mod radix;
 mod reduce;
 mod scan;
 mod sort;

@@ -15,6 +15,7 @@ use crate::shape::numel;
 
 use super::loops::MIN_PER_TASK;
 use super::parallel::SendPtr;
+use super::radix;
 
 /// Numbers a radix sort orders as `ir::sorting` does. Values need no stable order (equal
 /// entries are alike, but for a NaN's payload or the sign of a zero), so a radix sort of their
@@ -22,6 +23,38 @@ use super::parallel::SendPtr;
 pub(super) trait RadixSorted: Element {
     /// `line` in ascending order, NaN last.
     fn sort_ascending(line: &mut [Self]);
+
+    /// [`RadixSorted::sort_ascending`] for one long line, on every core where the type has a
+    /// parallel sort (`radix.rs`); `Err` when its scratch memory cannot be had.
+    fn sort_long_ascending(line: &mut [Self], shape: &[usize]) -> Result<()> {
+        let _ = shape;
+        Self::sort_ascending(line);
+        Ok(())
+    }
+}
+
+/// Sorts a long line of a 32-bit type on every core, in place: each element's bits become
+/// its key (`key`), the keys are sorted with a scratch buffer from the pool (a fresh 40 MB
+/// one costs its page faults, a third of the sort), and `unkey` turns them back.
+fn sort_by_u32_keys<T: Element>(
+    line: &mut [T],
+    shape: &[usize],
+    key: fn(u32) -> u32,
+    unkey: fn(u32) -> u32,
+) -> Result<()> {
+    let n = line.len();
+    let mut scratch = try_alloc(n, T::ZERO, shape)?;
+    radix::sort_mapped(as_bits(line), as_bits(&mut scratch), key, unkey);
+    crate::buffer_pool::give(T::into_buffer(scratch));
+    Ok(())
+}
+
+/// The bits of a slice of a 4-byte element type.
+fn as_bits<T: Element>(s: &mut [T]) -> &mut [u32] {
+    assert!(std::mem::size_of::<T>() == 4 && std::mem::align_of::<T>() >= 4);
+    // SAFETY: T is 4 bytes aligned at least as u32 (asserted), every bit pattern is a valid
+    // u32, and the returned slice borrows `s` mutably for its whole life.
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u32>(), s.len()) }
 }
 
 macro_rules! radix_sorted {
@@ -45,8 +78,33 @@ macro_rules! radix_sorted {
         }
     )*};
 }
-radix_sorted!(integer: u8, i32, i64);
-radix_sorted!(float: f32, f64);
+radix_sorted!(integer: u8, i64);
+radix_sorted!(float: f64);
+
+impl RadixSorted for i32 {
+    fn sort_ascending(line: &mut [Self]) {
+        radsort::sort(line);
+    }
+
+    fn sort_long_ascending(line: &mut [Self], shape: &[usize]) -> Result<()> {
+        sort_by_u32_keys(line, shape, radix::i32_key, radix::i32_of_key)
+    }
+}
+
+impl RadixSorted for f32 {
+    fn sort_ascending(line: &mut [Self]) {
+        // radsort's total order puts a NaN with its sign bit set first: make every NaN the
+        // positive one, which it puts last, as Nx does.
+        for x in line.iter_mut().filter(|x| x.is_nan()) {
+            *x = f32::NAN.copysign(1.0);
+        }
+        radsort::sort(line);
+    }
+
+    fn sort_long_ascending(line: &mut [Self], shape: &[usize]) -> Result<()> {
+        sort_by_u32_keys(line, shape, radix::f32_key, radix::f32_of_key)
+    }
+}
 
 fn sort_line<T: RadixSorted>(line: &mut [T], descending: bool) {
     T::sort_ascending(line);
@@ -64,6 +122,15 @@ pub(super) fn sort<T: RadixSorted>(
     descending: bool,
 ) -> Result<HostVec<T>> {
     let (len, inner) = (shape[axis], numel(&shape[axis + 1..]));
+    if v.len() == len && len >= radix::PARALLEL_FROM {
+        let mut out = try_reserve(v.len(), shape)?;
+        out.extend_from_slice(v);
+        T::sort_long_ascending(&mut out, shape)?;
+        if descending {
+            out.reverse();
+        }
+        return Ok(out);
+    }
     if inner == 1 && len > 0 {
         let mut out = try_reserve(v.len(), shape)?;
         out.extend_from_slice(v);
