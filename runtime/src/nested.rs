@@ -114,6 +114,30 @@ impl Tensor {
     }
 }
 
+// `Tensor::try_from(vec![vec![1.0, 2.0], vec![3.0, 4.0]])?` and `vec![..].try_into()?`, as
+// `from_nested`: the dtype is the Rust element type's, and ragged rows are an error (hence
+// `TryFrom`, not `From`).
+impl<U: Nested> TryFrom<Vec<U>> for Tensor {
+    type Error = Error;
+    fn try_from(value: Vec<U>) -> Result<Tensor> {
+        Tensor::from_nested(&value)
+    }
+}
+
+impl<U: Nested, const N: usize> TryFrom<[U; N]> for Tensor {
+    type Error = Error;
+    fn try_from(value: [U; N]) -> Result<Tensor> {
+        Tensor::from_nested(&value)
+    }
+}
+
+impl<U: Nested> TryFrom<&[U]> for Tensor {
+    type Error = Error;
+    fn try_from(value: &[U]) -> Result<Tensor> {
+        Tensor::from_nested(value)
+    }
+}
+
 /// What the `tensor!` macro expands to: the literal on the session default device, in the dtype
 /// named (`"f64"`, `"u8"`, ...) or Nx's default for its kind.
 #[doc(hidden)]

@@ -955,6 +955,14 @@ fn creation_and_inspection_follow_nx_documented_examples() {
     assert_eq!((v.shape(), v.dtype()), (&[3][..], DType::S32));
     let w = tensorbook::tensor![u8; [1, 2], [3, 4]].unwrap();
     assert_eq!(w.dtype(), DType::U8);
+    // Nested Vecs and arrays convert as `from_nested` reads them; ragged rows are the error.
+    let t = Tensor::try_from(vec![vec![1.0f32, 2.0], vec![3.0, 4.0]]).unwrap();
+    assert_eq!((t.shape(), t.dtype()), (&[2, 2][..], DType::F32));
+    let a: Tensor = [[1i32, 2, 3], [4, 5, 6]].try_into().unwrap();
+    assert_eq!(a.to_vec::<i32>().unwrap(), [1, 2, 3, 4, 5, 6]);
+    assert!(Tensor::try_from(vec![vec![1, 2], vec![3]]).is_err());
+    let s = Tensor::try_from(&[0.5f64, 1.5][..]).unwrap();
+    assert_eq!(s.shape(), &[2]);
 }
 
 /// The cumulative scans and `diff` with the values of Nx's documented examples.
