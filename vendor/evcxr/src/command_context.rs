@@ -316,6 +316,8 @@ Panic detected. Here's some useful information if you're filing a bug report.
                     code: (*cmd).to_owned(),
                     kind: "magic",
                     label: (*cmd).to_owned(),
+                    detail: None,
+                    from_trait: false,
                 })
             }
         }

@@ -472,6 +472,8 @@ impl RustAnalyzer {
                             .replace("$0", ""),
                         kind: jupyter_kind(item.kind),
                         label: item.label.primary.to_string(),
+                        detail: item.detail.clone(),
+                        from_trait: item.relevance.trait_.is_some(),
                     });
                     if let Some(previous_range) = range.as_ref() {
                         if *previous_range != indel.delete {
@@ -606,6 +608,10 @@ pub struct Completion {
     pub code: String,
     pub kind: &'static str,
     pub label: String,
+    /// tensorbook patch 20: rust-analyzer's detail (a method's signature, a field's type).
+    pub detail: Option<String>,
+    /// tensorbook patch 20: the item comes from a trait (`into`, `clone`), not the type itself.
+    pub from_trait: bool,
 }
 
 fn jupyter_kind(kind: ra_ide::CompletionItemKind) -> &'static str {
