@@ -100,6 +100,32 @@ def test_a_completion_after_a_dot_names_the_methods(session):
     assert any(m.startswith("len") for m in reply["matches"]), reply["matches"][:20]
 
 
+def test_tab_after_a_tensor_puts_its_own_methods_first_with_signatures(session):
+    """Tab after `t.` leads with the tensor's methods, not the blanket trait ones (`into`,
+    `borrow`) or the display plumbing, and JupyterLab gets each one's signature."""
+    km, kc = session
+    reply, _ = run_cell(kc, "let tab_me = Tensor::iota(DType::F32, &[3], None)?;")
+    assert reply["content"]["status"] == "ok", reply["content"]
+    code = "tab_me."
+    reply = shell_reply(kc, kc.complete(code, len(code)), timeout=FIRST_CELL_TIMEOUT)["content"]
+    assert reply["status"] == "ok", reply
+    matches = reply["matches"]
+    names = [m.split("(")[0] for m in matches]
+    assert names[:3] == ["abs", "acos", "acosh"], names[:20]
+    from_traits = [n for n in ("into", "clone", "try_into") if n in names]
+    assert from_traits and all(names.index("sum") < names.index(n) for n in from_traits), names
+    assert not {"backend_line", "mime_bundle", "evcxr_display"} & set(names), names
+    types = reply["metadata"]["_jupyter_types_experimental"]
+    assert len(types) == len(matches), reply["metadata"]
+    sum_entry = next(t for t in types if t["text"].startswith("sum("))
+    assert sum_entry["type"] == "function" and "Result<Tensor" in sum_entry["signature"], sum_entry
+    # Shift+Tab on a constructor shows its own documentation, not a pointer elsewhere.
+    code = "Tensor::iota"
+    reply = shell_reply(kc, kc.inspect(code, len(code)), timeout=FIRST_CELL_TIMEOUT)["content"]
+    text = reply["data"]["text/plain"]
+    assert "Counts up along" in text and "See Factory" not in text, text
+
+
 @pytest.mark.parametrize("cursor", [10_000, 1_010, 2**53])
 def test_a_cursor_past_the_end(session, cursor):
     km, kc = session

@@ -302,39 +302,62 @@ impl FloorIf for f64 {
 
 /// Constructors on the session default device (see [`Factory`] and [`on`] for explicit ones).
 impl Tensor {
-    /// See [`Factory::from_vec`].
+    /// A tensor holding `data` with `shape`; the length must match.
+    ///
+    /// On the session's default device; `on(device).from_vec(..)` places it elsewhere.
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
         Factory::session_default().from_vec(data, shape)
     }
-    /// See [`Factory::from_slice`].
+    /// A tensor copied from a slice.
+    ///
+    /// On the session's default device; `on(device).from_slice(..)` places it elsewhere.
     pub fn from_slice<T: Element>(data: &[T], shape: &[usize]) -> Result<Tensor> {
         Factory::session_default().from_slice(data, shape)
     }
-    /// See [`Factory::scalar`].
+    /// A rank-0 tensor.
+    ///
+    /// On the session's default device; `on(device).scalar(..)` places it elsewhere.
     pub fn scalar<T: Element>(value: T) -> Result<Tensor> {
         Factory::session_default().scalar(value)
     }
-    /// See [`Factory::full`].
+    /// Every element `value` (converted to `dtype`).
+    ///
+    /// On the session's default device; `on(device).full(..)` places it elsewhere.
     pub fn full(value: f64, dtype: DType, shape: &[usize]) -> Result<Tensor> {
         Factory::session_default().full(value, dtype, shape)
     }
-    /// See [`Factory::zeros`].
+    /// All zeros.
+    ///
+    /// On the session's default device; `on(device).zeros(..)` places it elsewhere.
     pub fn zeros(dtype: DType, shape: &[usize]) -> Result<Tensor> {
         Factory::session_default().zeros(dtype, shape)
     }
-    /// See [`Factory::ones`].
+    /// All ones.
+    ///
+    /// On the session's default device; `on(device).ones(..)` places it elsewhere.
     pub fn ones(dtype: DType, shape: &[usize]) -> Result<Tensor> {
         Factory::session_default().ones(dtype, shape)
     }
-    /// See [`Factory::iota`].
+    /// Counts up along `axis` (or through every element in row-major order when `None`), as
+    /// `Nx.iota`.
+    ///
+    /// On the session's default device; `on(device).iota(..)` places it elsewhere.
     pub fn iota(dtype: DType, shape: &[usize], axis: Option<isize>) -> Result<Tensor> {
         Factory::session_default().iota(dtype, shape, axis)
     }
-    /// See [`Factory::linspace`].
+    /// `n` evenly spaced f32 samples from `start` to `stop`, both included, as
+    /// `Nx.linspace(start, stop, n: n)`.
+    ///
+    /// On the session's default device; `on(device).linspace(..)` places it elsewhere.
     pub fn linspace(start: f64, stop: f64, n: usize) -> Result<Tensor> {
         Factory::session_default().linspace(start, stop, n)
     }
-    /// See [`Factory::linspace_with`].
+    /// [`Factory::linspace`] with Nx's options: the dtype, and whether `stop` is the last
+    /// sample (`endpoint`; else the step is `(stop - start) / n`). As in Nx, start and stop
+    /// are first converted to `dtype`, the samples computed as `iota * step + start` in floats
+    /// and converted at the end (so integer samples truncate).
+    ///
+    /// On the session's default device; `on(device).linspace_with(..)` places it elsewhere.
     pub fn linspace_with(
         start: f64,
         stop: f64,
@@ -344,15 +367,25 @@ impl Tensor {
     ) -> Result<Tensor> {
         Factory::session_default().linspace_with(start, stop, n, dtype, endpoint)
     }
-    /// See [`Factory::tri`].
+    /// An `n`×`m` u8 mask with 1 at and below diagonal `k` (above the main one when
+    /// positive), as `Nx.tri(n, m, k: k)`.
+    ///
+    /// On the session's default device; `on(device).tri(..)` places it elsewhere.
     pub fn tri(n: usize, m: usize, k: isize) -> Result<Tensor> {
         Factory::session_default().tri(n, m, k)
     }
-    /// See [`Factory::eye`].
+    /// The `n`×`n` identity matrix.
+    ///
+    /// On the session's default device; `on(device).eye(..)` places it elsewhere.
     pub fn eye(dtype: DType, n: usize) -> Result<Tensor> {
         Factory::session_default().eye(dtype, n)
     }
-    /// See [`Factory::random_uniform`].
+    /// Uniform values in `[low, high)` from `seed`; integers are rounded down. As in Nx the
+    /// bounds must be finite and `low < high`; for an integer dtype both must lie in its range
+    /// (`high` may be one past its largest value) and for a float dtype they must be finite in
+    /// it, otherwise the values could not be uniform in `[low, high)`: an error says so.
+    ///
+    /// On the session's default device; `on(device).random_uniform(..)` places it elsewhere.
     pub fn random_uniform(
         seed: u64,
         dtype: DType,
@@ -362,7 +395,9 @@ impl Tensor {
     ) -> Result<Tensor> {
         Factory::session_default().random_uniform(seed, dtype, shape, low, high)
     }
-    /// See [`Factory::random_normal`].
+    /// Normally distributed values with `mean` and `std` from `seed` (floats only).
+    ///
+    /// On the session's default device; `on(device).random_normal(..)` places it elsewhere.
     pub fn random_normal(
         seed: u64,
         dtype: DType,

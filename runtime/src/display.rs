@@ -165,6 +165,7 @@ impl Tensor {
     }
 
     /// The placement line: `Backend<host:0>`.
+    #[doc(hidden)]
     pub fn backend_line(&self) -> String {
         format!("Backend<{}>", self.device())
     }
@@ -242,6 +243,7 @@ impl Tensor {
     }
 
     /// The mime bundle a notebook shows: `text/plain` and `text/html`.
+    #[doc(hidden)]
     pub fn mime_bundle(&self) -> Vec<(&'static str, String)> {
         vec![
             ("text/plain", self.to_text(print_limit())),

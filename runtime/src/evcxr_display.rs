@@ -18,6 +18,7 @@ pub(crate) fn emit_bundle(bundle: &[(&'static str, String)]) {
 
 impl Tensor {
     /// The notebook display: the Nx text and an HTML table.
+    #[doc(hidden)]
     pub fn evcxr_display(&self) {
         emit_bundle(&self.mime_bundle());
     }
@@ -25,6 +26,7 @@ impl Tensor {
 
 impl<O: JitOutput> Jit<O> {
     /// The notebook display (what evcxr shows when a cell ends with a compiled function).
+    #[doc(hidden)]
     pub fn evcxr_display(&self) {
         emit_bundle(&[("text/plain", self.summary())]);
     }
@@ -32,6 +34,7 @@ impl<O: JitOutput> Jit<O> {
 
 impl Stream {
     /// The notebook display.
+    #[doc(hidden)]
     pub fn evcxr_display(&self) {
         emit_bundle(&[("text/plain", self.summary())]);
     }
@@ -39,6 +42,7 @@ impl Stream {
 
 impl Svg {
     /// The notebook display: the picture (SVG, and PNG for frontends that draw no SVG).
+    #[doc(hidden)]
     pub fn evcxr_display(&self) {
         emit_bundle(&self.mime_bundle());
     }
@@ -46,6 +50,7 @@ impl Svg {
 
 impl Html {
     /// The notebook display: the HTML, rendered.
+    #[doc(hidden)]
     pub fn evcxr_display(&self) {
         emit_bundle(&self.mime_bundle());
     }

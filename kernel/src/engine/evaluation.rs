@@ -454,10 +454,20 @@ impl Session {
     fn complete(&mut self, code: &str, pos: usize) -> Result<CompletionAnswer, AnalysisError> {
         self.ctx
             .completions(code, clamp(code, pos))
-            .map(|c| CompletionAnswer {
-                matches: c.completions.into_iter().map(|c| c.code).collect(),
-                start: clamp(code, c.start_offset),
-                end: clamp(code, c.end_offset),
+            .map(|c| {
+                let mut items = c.completions;
+                // A type's own methods before the blanket trait ones (`into`, `borrow`, ...),
+                // each group in alphabetical order (rust-analyzer's is the declarations').
+                items.sort_by(|a, b| (a.from_trait, &a.label).cmp(&(b.from_trait, &b.label)));
+                CompletionAnswer {
+                    types: items
+                        .iter()
+                        .map(|i| (i.kind.to_string(), i.detail.clone().unwrap_or_default()))
+                        .collect(),
+                    matches: items.into_iter().map(|i| i.code).collect(),
+                    start: clamp(code, c.start_offset),
+                    end: clamp(code, c.end_offset),
+                }
             })
             .map_err(|e| AnalysisError {
                 ename: "CompletionFailed".into(),

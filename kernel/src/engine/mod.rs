@@ -92,8 +92,11 @@ pub type CellData = Vec<(String, String)>;
 
 /// A completion answer, in byte offsets of the cell.
 pub struct CompletionAnswer {
-    /// Candidates.
+    /// Candidates: the type's own items first, then those of traits.
     pub matches: Vec<String>,
+    /// For each candidate, its kind (`function`, `module`, ...) and signature, for JupyterLab's
+    /// `_jupyter_types_experimental` metadata.
+    pub types: Vec<(String, String)>,
     /// Start of the replaced range.
     pub start: usize,
     /// End of the replaced range.

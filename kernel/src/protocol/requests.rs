@@ -318,13 +318,28 @@ impl Kernel {
         let cursor = content["cursor_pos"].as_u64().unwrap_or(0) as usize;
         let byte = byte_offset(&code, cursor);
         match self.engine.complete(code.clone(), byte).await {
-            Ok(answer) => json!({
-                "status": "ok",
-                "matches": answer.matches,
-                "cursor_start": char_offset(&code, answer.start),
-                "cursor_end": char_offset(&code, answer.end),
-                "metadata": {},
-            }),
+            Ok(answer) => {
+                let (start, end) = (
+                    char_offset(&code, answer.start),
+                    char_offset(&code, answer.end),
+                );
+                // JupyterLab's completer shows each candidate's type and signature from here.
+                let types: Vec<Value> = answer
+                    .matches
+                    .iter()
+                    .zip(&answer.types)
+                    .map(|(text, (kind, signature))| {
+                        json!({ "start": start, "end": end, "text": text, "type": kind, "signature": signature })
+                    })
+                    .collect();
+                json!({
+                    "status": "ok",
+                    "matches": answer.matches,
+                    "cursor_start": start,
+                    "cursor_end": end,
+                    "metadata": { "_jupyter_types_experimental": types },
+                })
+            }
             Err(e) => {
                 log(&format!("completion failed: {}: {}", e.ename, e.evalue));
                 analysis_error(&e)
