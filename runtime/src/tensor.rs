@@ -275,13 +275,6 @@ impl Tensor {
         (0..self.rank()).collect()
     }
 
-    /// The size of `axis` (negative counts from the end), as `Nx.axis_size`.
-    pub fn axis_size(&self, axis: impl crate::ops::axes::OneAxis) -> Result<usize> {
-        let axis = self.axis_position("axis_size", axis)?;
-        let axis = crate::shape::normalize_axis("axis_size", axis, &self.shape)?;
-        Ok(self.shape[axis])
-    }
-
     /// The element type.
     pub fn dtype(&self) -> DType {
         self.dtype

@@ -1,6 +1,7 @@
-//! Naming axes: `rename` (Nx's `rename/2`, and the `names:` option of Nx's constructors:
-//! `tensor![[1, 2], [3, 4]]?.rename(["x", "y"])?`). How each op carries names to its result
-//! is its own file's business; the rules live in `shape::names`.
+//! Naming and finding axes: `rename` (Nx's `rename/2`, and the `names:` option of Nx's
+//! constructors: `tensor![[1, 2], [3, 4]]?.rename(["x", "y"])?`), `axis_index`, `axis_size`
+//! and `compatible`. How each op carries names to its result is its own file's business; the
+//! rules live in `shape::names`.
 
 use crate::error::{Error, Result};
 use crate::shape::names::Name;
@@ -90,6 +91,13 @@ impl Tensor {
         }
         self.value()?;
         Ok(self.clone().named(names))
+    }
+
+    /// The size of `axis` (negative counts from the end, or a name), as `Nx.axis_size`.
+    pub fn axis_size(&self, axis: impl OneAxis) -> Result<usize> {
+        let axis = self.axis_position("axis_size", axis)?;
+        let axis = normalize_axis("axis_size", axis, self.shape())?;
+        Ok(self.shape()[axis])
     }
 
     /// The position of `axis` (an index, negative from the end, or a name), as
