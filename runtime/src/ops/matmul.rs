@@ -29,7 +29,8 @@ impl Tensor {
         match (n, m) {
             // Up to rank 2 on the right both products agree, and `matmul` avoids a transpose.
             (_, 1) | (1, 2) | (2, 2) => {
-                let names = product_names(&self.names(), &[a], &rhs.names(), &[b], 0)?;
+                let names = product_names(&self.names(), &[a], &rhs.names(), &[b]);
+                names::check_unique("dot", &names)?;
                 Ok(self.matmul(rhs)?.named(names))
             }
             _ => self.dot_axes(&[a as isize], rhs, &[b as isize]),
@@ -79,8 +80,7 @@ impl Tensor {
             &lhs_gone,
             &rhs.names(),
             &rhs_gone,
-            plan.lhs_batch.len(),
-        )?);
+        ));
         names::check_unique("dot", &names)?;
         Ok(left.matmul(&right)?.reshape(&shape)?.named(names))
     }
@@ -291,15 +291,8 @@ impl DotPlan {
 }
 
 /// The names of a product's free axes: the left's without `lhs_gone`, then the right's without
-/// `rhs_gone`; a name on both sides is Nx's duplicate-names error. `batch` leading names are
-/// the caller's.
-fn product_names(
-    lhs: &[Name],
-    lhs_gone: &[usize],
-    rhs: &[Name],
-    rhs_gone: &[usize],
-    batch: usize,
-) -> Result<Vec<Name>> {
+/// `rhs_gone` (the caller checks the whole list for Nx's duplicate-names error).
+fn product_names(lhs: &[Name], lhs_gone: &[usize], rhs: &[Name], rhs_gone: &[usize]) -> Vec<Name> {
     let free = |names: &[Name], gone: &[usize]| -> Vec<Name> {
         names
             .iter()
@@ -310,10 +303,7 @@ fn product_names(
     };
     let mut out = free(lhs, lhs_gone);
     out.extend(free(rhs, rhs_gone));
-    if batch == 0 {
-        names::check_unique("dot", &out)?;
-    }
-    Ok(out)
+    out
 }
 
 /// Nx's words for contracted axes of different lengths.

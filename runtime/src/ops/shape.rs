@@ -334,16 +334,22 @@ impl Tensor {
                     })
             })
             .collect::<Result<Vec<_>>>()?;
-        let own = self.names();
-        let mut names = own[..axis].to_vec();
-        names.extend(indices.names());
-        names.extend_from_slice(&own[axis + 1..]);
+        let names = self.take_names(indices, axis);
         let kernel = Op::Take {
             shape: self.shape().to_vec(),
             indices: idx,
             axis,
         };
         Ok(run(device, kernel, &[self], shape)?.named(names))
+    }
+
+    /// The names of `take`'s result: the indices' axes' names where `axis` was.
+    fn take_names(&self, indices: &Tensor, axis: usize) -> Vec<names::Name> {
+        let own = self.names();
+        let mut names = own[..axis].to_vec();
+        names.extend(indices.names());
+        names.extend_from_slice(&own[axis + 1..]);
+        names
     }
 
     /// `take` with indices a compiled function computes (their values are not known while it
@@ -355,10 +361,7 @@ impl Tensor {
         let k = indices.size();
         let rows = self.reshape(&[pre, dim, post])?;
         let at = indices.reshape(&[1, k, 1])?.broadcast(&[pre, k, post])?;
-        let own = self.names();
-        let mut names = own[..axis].to_vec();
-        names.extend(indices.names());
-        names.extend_from_slice(&own[axis + 1..]);
+        let names = self.take_names(indices, axis);
         Ok(rows.take_along_axis(&at, 1)?.reshape(&shape)?.named(names))
     }
 
