@@ -17,7 +17,7 @@ def test_a_cell_writes_nx_style_tensor_code(kernel):
         "let m = tensor![[1.0, -2.0], [3.0, 4.0]]?;\n"
         "let picked = m.greater(0)?.select(&m, 0.0)?;\n"
         'println!("{:?}", picked.to_vec::<f32>()?);\n'
-        'println!("{:?}", m.clip(-1, 2)?.reverse(None)?.to_vec::<f32>()?);\n'
+        'println!("{:?}", m.clip(-1, 2)?.reverse(..)?.to_vec::<f32>()?);\n'
         'println!("{:?}", m.pad(0, &[(1, 0, 0), (0, 0, 1)])?.shape());\n'
         'println!("{:?}", tensor![1, 2, 3]?.pad_outer_with(PadMode::Reflect, &[(2, 0)])?.to_vec::<i32>()?);\n'
         'println!("{:?}", tensor![12, 10]?.bitwise_and(6)?.left_shift(1)?.to_vec::<i32>()?);\n'
@@ -53,8 +53,8 @@ def test_a_cell_sorts_indexes_and_uses_operators(kernel):
         'println!("{:?}", scores.take_along_axis(&order, 1)?.to_vec::<f32>()?);\n'
         'println!("{:?}", tensor![3, 1, 2, 2]?.sort(0, Direction::Desc)?.to_vec::<i32>()?);\n'
         'println!("{:?}", tensor![1, 2, 2, 3, 5]?.mode(..)?.to_vec::<i32>()?);\n'
-        'println!("{:?}", tensor![[1, 2], [3, 4]]?.gather(&tensor![[1, 1], [0, 1]]?, None)?.to_vec::<i32>()?);\n'
-        'println!("{:?}", Tensor::zeros(DType::S32, &[4])?.indexed_add(&tensor![[1], [3], [1]]?, 1, None)?.to_vec::<i32>()?);\n'
+        'println!("{:?}", tensor![[1, 2], [3, 4]]?.gather(&tensor![[1, 1], [0, 1]]?, ..)?.to_vec::<i32>()?);\n'
+        'println!("{:?}", Tensor::zeros(DType::S32, &[4])?.indexed_add(&tensor![[1], [3], [1]]?, 1, ..)?.to_vec::<i32>()?);\n'
         "let x = tensor![1.0, -2.0, 3.0]?;\n"
         "let b = tensor![0.5]?;\n"
         "let y = (&x * 2.0 + &b)?;\n"

@@ -124,6 +124,10 @@ def test_tab_after_a_tensor_puts_its_own_methods_first_with_signatures(session):
     reply = shell_reply(kc, kc.inspect(code, len(code)), timeout=FIRST_CELL_TIMEOUT)["content"]
     text = reply["data"]["text/plain"]
     assert "Counts up along" in text and "See Factory" not in text, text
+    # A picked candidate's documentation: JupyterLab inspects at the end of the inserted call.
+    code = "tab_me.sum([0])"
+    reply = shell_reply(kc, kc.inspect(code, len(code)), timeout=FIRST_CELL_TIMEOUT)["content"]
+    assert reply["found"] and "The sum over" in reply["data"]["text/plain"], reply
 
 
 @pytest.mark.parametrize("cursor", [10_000, 1_010, 2**53])

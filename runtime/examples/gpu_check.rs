@@ -428,7 +428,7 @@ fn eager_ops(gpu: Device) -> Step {
         ),
         (
             "indexed_add 10M into 1000 bins",
-            Box::new(|| counts.indexed_add(&bins, &ones, None)),
+            Box::new(|| counts.indexed_add(&bins, &ones, ..)),
         ),
     ];
     let mut out = serde_json::Map::new();

@@ -13,7 +13,7 @@
 //! ```
 //! use tensorbook::{on, Device, DType, Tensor};
 //! let a = on(Device::host(0)).iota(DType::F32, &[2, 3], None)?;
-//! let b = a.transpose(None)?;
+//! let b = a.transpose(..)?;
 //! let c = a.dot(&b)?;
 //! assert_eq!(c.to_vec::<f32>()?, vec![5.0, 14.0, 14.0, 50.0]);
 //! assert!(c.to_string().contains("Backend<host:0>"));

@@ -13,6 +13,7 @@ pub use crate::jit::grad::{custom_grad, grad, grad_wrt, value_and_grad, value_an
 pub use crate::jit::stream::stream;
 pub use crate::jit::{jit, jit_cached, Jit};
 pub use crate::notebook::{clear_output, display, DisplayHandle, Html, Svg};
+pub use crate::ops::axes::Axis;
 pub use crate::ops::pad::PadMode;
 pub use crate::ops::reduce::TieBreak;
 pub use crate::ops::shape::SplitAt;

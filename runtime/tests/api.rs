@@ -20,7 +20,7 @@ fn known_values() {
     assert_eq!(a.argmax(1).unwrap().to_vec::<i32>().unwrap(), vec![2, 2]);
     assert_eq!(a.argmin(..).unwrap().to_scalar::<i32>().unwrap(), 0);
     assert_eq!(
-        a.transpose(None).unwrap().to_vec::<f32>().unwrap(),
+        a.transpose(..).unwrap().to_vec::<f32>().unwrap(),
         vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]
     );
     let v = host().from_vec(vec![1.0f32, 1.0, 1.0], &[3]).unwrap();
@@ -115,10 +115,10 @@ fn user_errors_are_values_that_name_shapes_and_dtypes() {
         a.to_vec::<f64>(),
         Err(Error::DTypeMismatch { .. })
     ));
-    assert!(a.transpose(Some(&[0, 0])).is_err());
+    assert!(a.transpose([0, 0]).is_err());
     assert!(a.slice(&[0, 0], &[3, 3], None).is_err());
     assert!(a.slice(&[0, 0], &[2, 3], Some(&[0, 1])).is_err());
-    assert!(a.squeeze(Some(&[0])).is_err());
+    assert!(a.squeeze([0]).is_err());
     assert!(a.broadcast(&[3]).is_err());
     assert!(a
         .take(&host().from_vec(vec![5i64], &[1]).unwrap(), 0)

@@ -201,8 +201,8 @@ proptest! {
         let rank = s.len();
         let mut perm: Vec<usize> = (0..rank).collect();
         for i in (1..rank).rev() { perm.swap(i, (pick as usize >> i) % (i + 1)); }
-        conform(&format!("transpose {s:?} {perm:?}"), &inputs, |t| t[0].transpose(Some(&perm)));
-        conform(&format!("transpose {s:?}"), &inputs, |t| t[0].transpose(None));
+        conform(&format!("transpose {s:?} {perm:?}"), &inputs, |t| t[0].transpose(&perm));
+        conform(&format!("transpose {s:?}"), &inputs, |t| t[0].transpose(..));
         let start: Vec<usize> = s.iter().enumerate().map(|(i, &dim)| (pick as usize >> (2 * i)) % dim).collect();
         let steps: Vec<usize> = (0..rank).map(|i| 1 + (pick as usize >> (3 * i + 1)) % 2).collect();
         let spans: Vec<usize> = (0..rank).map(|i| s[i] - start[i]).collect();
@@ -213,7 +213,7 @@ proptest! {
         let mut big = vec![2];
         big.extend(&s);
         conform(&format!("broadcast {s:?}"), &inputs, |t| t[0].broadcast(&big));
-        conform(&format!("new_axis+squeeze {s:?}"), &inputs, |t| t[0].new_axis(-1)?.squeeze(None));
+        conform(&format!("new_axis+squeeze {s:?}"), &inputs, |t| t[0].new_axis(-1)?.squeeze(..));
         let update = random(seed ^ 3, d, &lengths);
         let with_update = [inputs[0].clone(), update];
         conform(&format!("put_slice {s:?} {start:?}"), &with_update, |t| t[0].put_slice(&start, &t[1]));
@@ -229,7 +229,7 @@ proptest! {
             let indices = tensorbook::on(tensorbook::Device::BINARY).from_vec(idx, &[2, 2]).unwrap();
             let with_idx = [inputs[0].clone(), indices];
             conform(&format!("take {s:?} axis {axis}"), &with_idx, |t| t[0].take(&t[1], axis as isize));
-            conform(&format!("reverse {s:?} axis {axis}"), &inputs, |t| t[0].reverse(Some(&[axis as isize])));
+            conform(&format!("reverse {s:?} axis {axis}"), &inputs, |t| t[0].reverse([axis as isize]));
             let (from, len) = ((pick as usize >> 12) % s[axis], 1 + (pick as usize >> 16) % s[axis]);
             conform(&format!("slice_along_axis {s:?} {from}+{len} axis {axis}"), &inputs, |t| t[0].slice_along_axis(from, len, axis as isize));
             let widths: Vec<(usize, usize)> = (0..rank).map(|i| ((pick as usize >> i) % 2, (pick as usize >> (i + 5)) % 3)).collect();
@@ -259,7 +259,7 @@ proptest! {
             conform(&format!("cumulative_max {s:?} axis {axis} {reverse}"), &inputs, |t| t[0].cumulative_max(axis as isize, reverse));
             conform(&format!("cumulative_min {s:?} axis {axis} {reverse}"), &inputs, |t| t[0].cumulative_min(axis as isize, reverse));
             conform(&format!("diff {s:?} axis {axis}"), &inputs, |t| t[0].diff(2, axis as isize));
-            conform(&format!("flatten {s:?}"), &inputs, |t| t[0].flatten(None));
+            conform(&format!("flatten {s:?}"), &inputs, |t| t[0].flatten(..));
             let nans = [with_nans(&inputs[0]).as_type(d).unwrap()];
             for direction in [Direction::Asc, Direction::Desc] {
                 conform(&format!("sort {s:?} axis {axis} {direction:?}"), &nans, |t| t[0].sort(axis as isize, direction));
@@ -279,19 +279,19 @@ proptest! {
             let coords: Vec<i64> = (0..3 * k).map(|i| ((pick >> (2 * i)) as usize % s[i % k]) as i64).collect();
             let gather_idx = binary.from_vec(coords.clone(), &[3, k]).unwrap();
             let gathered = [inputs[0].clone(), gather_idx.clone()];
-            conform(&format!("gather {s:?} k {k}"), &gathered, |t| t[0].gather(&t[1], None));
+            conform(&format!("gather {s:?} k {k}"), &gathered, |t| t[0].gather(&t[1], ..));
             // Scatters: repeated rows add up; puts go to distinct rows (which of repeated puts
             // wins is not defined), plus one row outside the target, skipped.
             let mut window = vec![3];
             window.extend(&s[k..]);
             let updates = random(seed ^ 11, d, &window);
             let adds = [inputs[0].clone(), gather_idx, updates.clone()];
-            conform(&format!("indexed_add {s:?} k {k}"), &adds, |t| t[0].indexed_add(&t[1], &t[2], None));
+            conform(&format!("indexed_add {s:?} k {k}"), &adds, |t| t[0].indexed_add(&t[1], &t[2], ..));
             let mut distinct: Vec<i64> = (0..k).map(|i| if i == 0 { 0 } else { coords[i] }).collect();
             distinct.extend((0..k).map(|i| if i == 0 { s[0] as i64 } else { 0 }));
             distinct.extend((0..k).map(|i| if i > 0 { coords[k + i] } else if s[0] > 1 { s[0] as i64 - 1 } else { -1 }));
             let puts = [inputs[0].clone(), binary.from_vec(distinct, &[3, k]).unwrap(), updates];
-            conform(&format!("indexed_put {s:?} k {k}"), &puts, |t| t[0].indexed_put(&t[1], &t[2], None));
+            conform(&format!("indexed_put {s:?} k {k}"), &puts, |t| t[0].indexed_put(&t[1], &t[2], ..));
             let config: Vec<(i64, i64, usize)> = (0..rank)
                 .map(|i| {
                     let bits = (pick >> (5 * i + 20)) as i64;
@@ -384,7 +384,7 @@ fn large_shapes_take_the_fast_paths() {
     conform(
         "indexed_add 20000 updates into 50",
         &[target, positions, updates],
-        |t| t[0].indexed_add(&t[1], &t[2], None),
+        |t| t[0].indexed_add(&t[1], &t[2], ..),
     );
     let bytes = random(21, DType::U8, &[13]);
     let byte_positions = tensorbook::on(tensorbook::Device::BINARY)
@@ -397,7 +397,7 @@ fn large_shapes_take_the_fast_paths() {
     conform(
         "indexed_add u8 (wrapping, byte atomics)",
         &[bytes, byte_positions, byte_updates],
-        |t| t[0].indexed_add(&t[1], &t[2], None),
+        |t| t[0].indexed_add(&t[1], &t[2], ..),
     );
     // Over 64^3 multiply-adds: the system BLAS when one loads (tests/builtin_gemm.rs covers
     // the gemm crate), at sizes no blocking divides evenly.
@@ -444,7 +444,7 @@ fn large_shapes_take_the_fast_paths() {
     conform("sum axis 0", &inputs, |t| t[0].sum_keep([0]));
     conform("mean axis 1", &inputs, |t| t[0].mean([1]));
     conform("argmax axis 0", &inputs, |t| t[0].argmax(0));
-    conform("transpose", &inputs, |t| t[0].transpose(None));
+    conform("transpose", &inputs, |t| t[0].transpose(..));
     conform("exp", &inputs, |t| t[0].exp());
     conform("less", &inputs, |t| t[0].less(&t[1]));
     let big = random(8, DType::F32, &[1 << 17]);
@@ -518,7 +518,7 @@ fn tiled_transposes() {
         conform(
             &format!("transpose {dtype:?} {shape:?} {perm:?}"),
             &[x],
-            |t| t[0].transpose(Some(perm)),
+            |t| t[0].transpose(perm),
         );
     }
 }

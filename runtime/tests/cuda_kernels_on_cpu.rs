@@ -621,7 +621,7 @@ fn integer_matmul_and_layout_kernels_match_binary() {
             strides: perm.iter().map(|&p| src[p]).collect(),
         };
         let out_shape: Vec<usize> = perm.iter().map(|&p| x.shape()[p]).collect();
-        let expected = x.transpose(Some(&perm)).unwrap();
+        let expected = x.transpose(perm).unwrap();
         let (s, v) = kernels::shape_and_views("t", &out_shape, &[&view]).unwrap();
         let mut o = output(dtype, 24);
         let op_ptr = o.as_mut_ptr() as *mut c_void;
@@ -879,9 +879,9 @@ fn sort_gather_and_scatter_kernels_match_binary() {
             .unwrap();
         for add in [1, 0] {
             let expected = if add == 1 {
-                t.indexed_add(&index, &updates, None)
+                t.indexed_add(&index, &updates, ..)
             } else {
-                t.indexed_put(&index, &updates, None)
+                t.indexed_put(&index, &updates, ..)
             }
             .unwrap();
             let mut o = rt.clone();

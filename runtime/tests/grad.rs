@@ -80,8 +80,8 @@ fn step(s: &Step, vals: &[Tensor]) -> Result<Tensor> {
             1 => v(a).multiply(&v(b).mean_keep([1])?),
             _ => v(a).subtract(&v(b).reduce_max_keep([1])?),
         },
-        Step::Products(a, b, c) => v(a).dot(&v(b).transpose(None)?)?.dot(v(c))?.multiply(0.3),
-        Step::Transposed(a) => v(a).transpose(None)?.reshape(&[3, 4]),
+        Step::Products(a, b, c) => v(a).dot(&v(b).transpose(..)?)?.dot(v(c))?.multiply(0.3),
+        Step::Transposed(a) => v(a).transpose(..)?.reshape(&[3, 4]),
         Step::StridedSlice(a, b) => Tensor::concatenate(&[v(a).clone(), v(b).clone()], 1)?.slice(
             &[0, 1],
             &[3, 7],
@@ -710,7 +710,7 @@ fn layout_function_gradients_match_central_differences() {
     let cases: [(&str, UnaryCase); 4] = [
         ("pad", |x| x.pad(0.5, &[(1, -1, 1), (-1, 2, 0)])),
         ("reflect", |x| x.reflect(&[(1, 1), (2, 0)])),
-        ("reverse", |x| x.reverse(Some(&[1]))),
+        ("reverse", |x| x.reverse([1])),
         ("tile", |x| x.tile(&[2, 1, 2])),
     ];
     check_weighted_sums(&cases);
@@ -805,18 +805,18 @@ fn sort_and_indexed_gradients_match_central_differences() {
         ("gather", |x| {
             x.gather(
                 &on(x.device()).from_vec(vec![1i64, 2, 0, 0, 1, 2], &[3, 2])?,
-                None,
+                ..,
             )
         }),
         ("gather slices", |x| {
-            x.gather(&on(x.device()).from_vec(vec![1i64, 1, 0], &[3, 1])?, None)
+            x.gather(&on(x.device()).from_vec(vec![1i64, 1, 0], &[3, 1])?, ..)
         }),
         ("indexed_add to the target", |x| {
             let updates = on(x.device()).from_slice(&[0.5, -2.0, 1.5], &[3])?;
             x.indexed_add(
                 &on(x.device()).from_vec(vec![0i64, 1, 0, 1, 1, 2], &[3, 2])?,
                 &updates,
-                None,
+                ..,
             )
         }),
         ("indexed_put over the target", |x| {
@@ -824,14 +824,14 @@ fn sort_and_indexed_gradients_match_central_differences() {
             x.indexed_put(
                 &on(x.device()).from_vec(vec![0i64, 1, 1, 2], &[2, 2])?,
                 &updates,
-                None,
+                ..,
             )
         }),
         ("indexed_add and put of the updates", |x| {
             let target = on(x.device()).zeros(DType::F64, &[4, 2])?;
             let rows = on(x.device()).from_vec(vec![3i64, 0], &[2, 1])?;
-            let added = target.indexed_add(&rows, &x.slice(&[0, 0], &[2, 2], None)?, None)?;
-            added.indexed_put(&rows.add(1)?, &x.slice(&[0, 1], &[2, 2], None)?, None)
+            let added = target.indexed_add(&rows, &x.slice(&[0, 0], &[2, 2], None)?, ..)?;
+            added.indexed_put(&rows.add(1)?, &x.slice(&[0, 1], &[2, 2], None)?, ..)
         }),
     ];
     check_weighted_sums(&cases);

@@ -105,8 +105,8 @@ proptest! {
                 shown(t.reshape(&s));
                 shown(t.broadcast(&s));
                 shown(t.new_axis(a));
-                shown(t.squeeze(Some(&[a])));
-                shown(t.transpose(Some(&s)));
+                shown(t.squeeze([a]));
+                shown(t.transpose(&s));
                 let start = vec![n; t.rank()];
                 let lengths = vec![k; t.rank()];
                 shown(t.slice(&start, &lengths, Some(&vec![n; t.rank()])));
@@ -121,7 +121,7 @@ proptest! {
                     shown(empty.exp());
                     shown(empty.add(&empty));
                     shown(empty.dot(&empty));
-                    shown(empty.transpose(None));
+                    shown(empty.transpose(..));
                     shown(Tensor::concatenate(&[empty.clone(), empty.clone(), t.clone()], a));
                     shown(Tensor::stack(&[empty.clone(), empty], a));
                 }
@@ -154,9 +154,9 @@ proptest! {
                 shown(t.take(&idx, -1));
                 // Indices as data: extreme values clamp or are skipped, never index memory.
                 shown(t.take_along_axis(&idx, 0));
-                shown(t.gather(&idx, None));
-                shown(t.indexed_add(&idx, big, None));
-                shown(t.indexed_put(&idx, x, Some(&[0, -1])));
+                shown(t.gather(&idx, ..));
+                shown(t.indexed_add(&idx, big, ..));
+                shown(t.indexed_put(&idx, x, [0, -1]));
                 shown(t.sort(-1, tensorbook::Direction::Desc));
                 shown(t.argsort(0, tensorbook::Direction::Asc));
                 shown(t.top_k(n).map(|(values, _)| values));

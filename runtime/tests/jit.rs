@@ -606,8 +606,8 @@ fn traced_indices_sort_gather_and_scatter_inside_jit() {
         let (x, idx) = (&args[0], &args[1]);
         let order = x.argsort(1, tensorbook::Direction::Desc)?;
         let sorted = x.take_along_axis(&order, 1)?;
-        let picked = x.gather(idx, None)?;
-        let counts = x.indexed_add(idx, 1.0, None)?;
+        let picked = x.gather(idx, ..)?;
+        let counts = x.indexed_add(idx, 1.0, ..)?;
         Ok(vec![sorted, picked, counts])
     });
     for device in tensorbook::devices() {

@@ -4,7 +4,7 @@
 mod common;
 
 use common::enable_sim;
-use tensorbook::{on, DType, Device, Direction, Error, PadMode, Serving, Tensor};
+use tensorbook::{on, Axis, DType, Device, Direction, Error, PadMode, Serving, Tensor};
 
 fn devices() -> Vec<Device> {
     enable_sim();
@@ -745,22 +745,18 @@ fn layout_functions_follow_nx_documented_examples() {
         let iota = |shape: &[usize]| place.iota(DType::S32, shape, None).unwrap();
 
         let t = iota(&[1, 2, 3]);
-        let f = t.flatten(Some(&[1, 2])).unwrap();
+        let f = t.flatten([1, 2]).unwrap();
         assert_eq!((shape(&f), ints(f)), (vec![1, 6], vec![0, 1, 2, 3, 4, 5]));
-        assert_eq!(t.flatten(None).unwrap().shape(), &[6]);
-        let err = t.flatten(Some(&[0, 2])).unwrap_err().to_string();
+        assert_eq!(t.flatten(..).unwrap().shape(), &[6]);
+        let err = t.flatten([0, 2]).unwrap_err().to_string();
         assert!(err.contains("flatten axes must be consecutive"), "{err}");
 
         let m = place.from_vec(vec![1i32, 2, 3, 4, 5, 6], &[2, 3]).unwrap();
-        assert_eq!(ints(m.reverse(None).unwrap()), [6, 5, 4, 3, 2, 1]);
-        assert_eq!(ints(m.reverse(Some(&[0])).unwrap()), [4, 5, 6, 1, 2, 3]);
-        assert_eq!(ints(m.reverse(Some(&[-1])).unwrap()), [3, 2, 1, 6, 5, 4]);
+        assert_eq!(ints(m.reverse(..).unwrap()), [6, 5, 4, 3, 2, 1]);
+        assert_eq!(ints(m.reverse([0]).unwrap()), [4, 5, 6, 1, 2, 3]);
+        assert_eq!(ints(m.reverse([-1]).unwrap()), [3, 2, 1, 6, 5, 4]);
         let cube = place.iota(DType::F32, &[2, 2, 2], None).unwrap();
-        let r = cube
-            .reverse(Some(&[0, 2]))
-            .unwrap()
-            .to_vec::<f32>()
-            .unwrap();
+        let r = cube.reverse([0, 2]).unwrap().to_vec::<f32>().unwrap();
         assert_eq!(r, [5.0, 4.0, 7.0, 6.0, 1.0, 0.0, 3.0, 2.0]);
 
         let a = place.from_vec(vec![0i32, 1, 2], &[3]).unwrap();
@@ -1320,43 +1316,43 @@ fn indexed_ops_follow_nx_documented_examples() {
 
         let t = v(vec![1, 2, 3, 4], &[2, 2]);
         assert_eq!(
-            ints(t.gather(&v(vec![1, 1, 0, 1, 1, 0], &[3, 2]), None).unwrap()),
+            ints(t.gather(&v(vec![1, 1, 0, 1, 1, 0], &[3, 2]), ..).unwrap()),
             [4, 2, 3]
         );
         let g = t
-            .gather(&v(vec![1, 1, 0, 0, 1, 0, 0, 1], &[2, 2, 2]), None)
+            .gather(&v(vec![1, 1, 0, 0, 1, 0, 0, 1], &[2, 2, 2]), ..)
             .unwrap();
         assert_eq!(g.shape(), &[2, 2]);
         assert_eq!(ints(g), [4, 1, 3, 2]);
         let t = v(vec![1, 2, 11, 12, 101, 102, 111, 112], &[2, 2, 2]);
         assert_eq!(
             ints(
-                t.gather(&v(vec![0, 0, 0, 0, 1, 1, 1, 1, 1], &[3, 3]), None)
+                t.gather(&v(vec![0, 0, 0, 0, 1, 1, 1, 1, 1], &[3, 3]), ..)
                     .unwrap()
             ),
             [1, 12, 112]
         );
         let t = v(vec![1, 2, 3, 3, 4, 5], &[2, 3]);
-        let g = t.gather(&v(vec![1, 0], &[2, 1]), None).unwrap();
+        let g = t.gather(&v(vec![1, 0], &[2, 1]), ..).unwrap();
         assert_eq!(g.shape(), &[2, 3]);
         assert_eq!(ints(g), [3, 4, 5, 1, 2, 3]);
         let t = v(vec![1, 2, 3, 4, 5, 6], &[2, 3]);
-        let g = t.gather(&v(vec![1, 0, 2, 1], &[4, 1]), Some(&[1])).unwrap();
+        let g = t.gather(&v(vec![1, 0, 2, 1], &[4, 1]), [1]).unwrap();
         assert_eq!(g.shape(), &[4, 2]);
         assert_eq!(ints(g), [2, 5, 1, 4, 3, 6, 2, 5]);
         let t = place.iota(DType::S32, &[2, 1, 3], None).unwrap();
-        let g = t.gather(&v(vec![1, 0, 2], &[1, 3, 1]), Some(&[2])).unwrap();
+        let g = t.gather(&v(vec![1, 0, 2], &[1, 3, 1]), [2]).unwrap();
         assert_eq!(g.shape(), &[1, 3, 2, 1]);
         assert_eq!(ints(g), [1, 4, 0, 3, 2, 5]);
         let err = v(vec![1, 2, 3, 4], &[2, 2])
-            .gather(&place.from_vec(vec![0.0f32, 0.0], &[1, 2]).unwrap(), None)
+            .gather(&place.from_vec(vec![0.0f32, 0.0], &[1, 2]).unwrap(), ..)
             .unwrap_err()
             .to_string();
         assert!(err.contains("indices must be an integer tensor"), "{err}");
         let err = place
             .iota(DType::S32, &[3], None)
             .unwrap()
-            .gather(&v(vec![0], &[]), None)
+            .gather(&v(vec![0], &[]), ..)
             .unwrap_err()
             .to_string();
         assert!(
@@ -1365,44 +1361,42 @@ fn indexed_ops_follow_nx_documented_examples() {
         );
         // Reads clamp each index to its axis, as Nx and XLA do.
         assert_eq!(
-            ints(t.gather(&v(vec![5, -3, 9], &[1, 3]), None).unwrap()),
+            ints(t.gather(&v(vec![5, -3, 9], &[1, 3]), ..).unwrap()),
             [5]
         );
 
         let col = v(vec![1, 2], &[2, 1]);
         assert_eq!(
-            ints(col.indexed_add(&v(vec![1, 0], &[2]), 8, None).unwrap()),
+            ints(col.indexed_add(&v(vec![1, 0], &[2]), 8, ..).unwrap()),
             [1, 10]
         );
         let iota = place.iota(DType::S32, &[1, 2, 3], None).unwrap();
         let indices = v(vec![0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 2, 0, 1, 2], &[5, 3]);
         let added = iota
-            .indexed_add(&indices, &v(vec![1, 3, 1, -2, 5], &[5]), None)
+            .indexed_add(&indices, &v(vec![1, 3, 1, -2, 5], &[5]), ..)
             .unwrap();
         assert_eq!(ints(added), [2, 1, 0, 3, 7, 10]);
         let one_f = place.from_vec(vec![1.0f32], &[1]).unwrap();
         let twice = v(vec![0, 0], &[2, 1]);
-        let promoted = one_f
-            .indexed_add(&twice, &v(vec![1, 1], &[2]), None)
-            .unwrap();
+        let promoted = one_f.indexed_add(&twice, &v(vec![1, 1], &[2]), ..).unwrap();
         assert_eq!(
             (promoted.dtype(), promoted.to_vec::<f32>().unwrap()),
             (DType::F32, vec![3.0])
         );
         let floats = place.from_vec(vec![1.0f32, 1.0], &[2]).unwrap();
-        let promoted = v(vec![1], &[1]).indexed_add(&twice, &floats, None).unwrap();
+        let promoted = v(vec![1], &[1]).indexed_add(&twice, &floats, ..).unwrap();
         assert_eq!(
             (promoted.dtype(), promoted.to_vec::<f32>().unwrap()),
             (DType::F32, vec![3.0])
         );
         let wide = place.from_vec(vec![1i64, 1], &[2]).unwrap();
-        let promoted = v(vec![1], &[1]).indexed_add(&twice, &wide, None).unwrap();
+        let promoted = v(vec![1], &[1]).indexed_add(&twice, &wide, ..).unwrap();
         assert_eq!(
             (promoted.dtype(), promoted.to_vec::<i64>().unwrap()),
             (DType::S64, vec![3])
         );
         let err = col
-            .indexed_add(&v(vec![1, 2, 3], &[1, 1, 3]), &v(vec![0], &[1]), None)
+            .indexed_add(&v(vec![1, 2, 3], &[1, 1, 3]), &v(vec![0], &[1]), ..)
             .unwrap_err()
             .to_string();
         assert!(
@@ -1410,12 +1404,12 @@ fn indexed_ops_follow_nx_documented_examples() {
             "{err}"
         );
         let err = col
-            .indexed_add(&v(vec![1, 2], &[1, 2]), &v(vec![0, 1], &[2]), None)
+            .indexed_add(&v(vec![1, 2], &[1, 2]), &v(vec![0, 1], &[2]), ..)
             .unwrap_err()
             .to_string();
         assert!(err.contains("leading axis of indices"), "{err}");
         let err = v(vec![1, 2, 3], &[1, 3])
-            .indexed_add(&v(vec![0], &[1, 1]), &v(vec![1, 2, 3, 4, 5], &[1, 5]), None)
+            .indexed_add(&v(vec![0], &[1, 1]), &v(vec![1, 2, 3, 4, 5], &[1, 5]), ..)
             .unwrap_err()
             .to_string();
         assert!(
@@ -1424,17 +1418,17 @@ fn indexed_ops_follow_nx_documented_examples() {
         );
 
         assert_eq!(
-            ints(col.indexed_put(&v(vec![1, 0], &[2]), 10, None).unwrap()),
+            ints(col.indexed_put(&v(vec![1, 0], &[2]), 10, ..).unwrap()),
             [1, 10]
         );
         let zeros = v(vec![0, 0, 0], &[3]);
         let put = zeros
-            .indexed_put(&v(vec![1, 2], &[2, 1]), &v(vec![2, 4], &[2]), None)
+            .indexed_put(&v(vec![1, 2], &[2, 1]), &v(vec![2, 4], &[2]), ..)
             .unwrap();
         assert_eq!(ints(put), [0, 2, 4]);
         let indices = v(vec![0, 0, 0, 0, 1, 1, 0, 0, 2], &[3, 3]);
         let put = iota
-            .indexed_put(&indices, &v(vec![1, 3, -2], &[3]), None)
+            .indexed_put(&indices, &v(vec![1, 3, -2], &[3]), ..)
             .unwrap();
         assert_eq!(ints(put), [1, 1, -2, 3, 3, 5]);
         let t = place.iota(DType::S32, &[1, 3, 2], None).unwrap();
@@ -1442,7 +1436,7 @@ fn indexed_ops_follow_nx_documented_examples() {
             .indexed_put(
                 &v(vec![0, 0, 0, 2], &[2, 2]),
                 &v(vec![0, 10, 40, 50], &[2, 2]),
-                None,
+                ..,
             )
             .unwrap();
         assert_eq!(ints(put), [0, 10, 2, 3, 40, 50]);
@@ -1450,18 +1444,18 @@ fn indexed_ops_follow_nx_documented_examples() {
             .indexed_put(
                 &v(vec![0, 0, 0, 2], &[2, 2]),
                 &v(vec![0, 30, 20, 50], &[2, 2]),
-                Some(&[0, 2]),
+                [0, 2],
             )
             .unwrap();
         assert_eq!(ints(put), [0, 1, 20, 30, 4, 50]);
         let err = iota
-            .indexed_put(&v(vec![0, 1, 2], &[1, 3]), 10, Some(&[1, 0, 2]))
+            .indexed_put(&v(vec![0, 1, 2], &[1, 3]), 10, [1, 0, 2])
             .unwrap_err()
             .to_string();
         assert!(err.contains(":axes must be an ordered list"), "{err}");
         // An update whose indices fall outside the target is skipped, as in XLA.
         let skipped = zeros
-            .indexed_add(&v(vec![3, -1, 1], &[3, 1]), &v(vec![7, 7, 7], &[3]), None)
+            .indexed_add(&v(vec![3, -1, 1], &[3, 1]), &v(vec![7, 7, 7], &[3]), ..)
             .unwrap();
         assert_eq!(ints(skipped), [0, 7, 0]);
     }
@@ -1891,15 +1885,59 @@ fn axis_names_follow_nx_documented_examples() {
         // Layout: transpose permutes names, reshape and broadcast drop them, slices keep them.
         let bxy = iota(&[2, 3, 4]).rename(["batch", "x", "y"]).unwrap();
         assert_eq!(
-            typed(&bxy.transpose(Some(&[2, 1, 0])).unwrap()),
+            typed(&bxy.transpose([2, 1, 0]).unwrap()),
             "s32[y: 4][x: 3][batch: 2]"
+        );
+        let zyx = iota(&[2, 3, 4])
+            .rename(["x", "y", "z"])
+            .unwrap()
+            .transpose(..);
+        let zyx = zyx.unwrap();
+        assert_eq!(typed(&zyx), "s32[z: 4][y: 3][x: 2]");
+        assert_eq!(zyx.to_vec::<i32>().unwrap()[..6], [0, 12, 4, 16, 8, 20]);
+        let mixed = bxy
+            .transpose([Axis::from(2), 1.into(), "batch".into()])
+            .unwrap();
+        assert_eq!(typed(&mixed), "s32[y: 4][x: 3][batch: 2]");
+        assert_eq!(
+            typed(&bxy.transpose(["y", "batch", "x"]).unwrap()),
+            "s32[y: 4][batch: 2][x: 3]"
+        );
+        let short = iota(&[2, 2])
+            .rename(["batch", "x"])
+            .unwrap()
+            .transpose(["batch"]);
+        assert!(short
+            .unwrap_err()
+            .to_string()
+            .contains("expected length of permutation (1) to match rank of shape (2)"),);
+        let squeezed = v(vec![1, 2, 3], &[1, 3]).rename(["x", "y"]).unwrap();
+        assert_eq!(typed(&squeezed.squeeze(["x"]).unwrap()), "s32[y: 3]");
+        let columns = v(vec![1, 2], &[2, 1]).rename(["x", "y"]).unwrap();
+        assert_eq!(typed(&columns.squeeze("y").unwrap()), "s32[x: 2]");
+        let rows = v(vec![1, 2, 3, 4, 5, 6], &[2, 3])
+            .rename(["x", "y"])
+            .unwrap();
+        let flipped = rows.reverse(["x"]).unwrap();
+        assert_eq!(
+            (typed(&flipped), flipped.to_vec::<i32>().unwrap()),
+            ("s32[x: 2][y: 3]".to_string(), vec![4, 5, 6, 1, 2, 3])
+        );
+        assert_eq!(
+            rows.reverse("y").unwrap().to_vec::<i32>().unwrap(),
+            [3, 2, 1, 6, 5, 4]
+        );
+        let picked = rows
+            .gather(&place.from_vec(vec![2i64, 0], &[2, 1]).unwrap(), ["y"])
+            .unwrap();
+        assert_eq!(picked.to_vec::<i32>().unwrap(), [3, 6, 1, 4]);
+        assert_eq!(
+            typed(&bxy.flatten(["x", "y"]).unwrap()),
+            "s32[batch: 2][12]"
         );
         assert_eq!(typed(&bxy.reshape(&[6, 4]).unwrap()), "s32[6][4]");
         assert_eq!(typed(&left.broadcast(&[2, 2]).unwrap()), "s32[2][2]");
-        assert_eq!(
-            typed(&bxy.flatten(Some(&[1, 2])).unwrap()),
-            "s32[batch: 2][12]"
-        );
+        assert_eq!(typed(&bxy.flatten([1, 2]).unwrap()), "s32[batch: 2][12]");
         let xy25 = iota(&[2, 5]).rename(["x", "y"]).unwrap();
         assert_eq!(
             typed(&xy25.slice_along_axis(0, 1, "x").unwrap()),
@@ -1939,7 +1977,7 @@ fn axis_names_follow_nx_documented_examples() {
         assert!(!plain.compatible(&iota(&[2, 3])));
         assert_eq!(typed(&xy.new_axis(1).unwrap()), "s32[x: 2][1][y: 3]");
         assert_eq!(
-            typed(&xy.new_axis(0).unwrap().squeeze(None).unwrap()),
+            typed(&xy.new_axis(0).unwrap().squeeze(..).unwrap()),
             "s32[x: 2][y: 3]"
         );
         let choice = v(vec![0], &[]).select(

@@ -350,8 +350,9 @@ impl Kernel {
     async fn inspect(&self, content: &Value) -> Value {
         let code = content["code"].as_str().unwrap_or("").to_string();
         let cursor = content["cursor_pos"].as_u64().unwrap_or(0) as usize;
-        // Inspect the whole identifier under the cursor, as IPython does.
-        let end = identifier_end(&code, byte_offset(&code, cursor));
+        // Inspect the whole identifier under the cursor, as IPython does; right after a call
+        // (`t.sum([0])|`, what JupyterLab asks when a completion is picked), the function called.
+        let end = called_function_end(&code, identifier_end(&code, byte_offset(&code, cursor)));
         match self.engine.inspect(code, end).await {
             Ok((plain, html)) if !plain.trim().is_empty() => json!({
                 "status": "ok",
@@ -387,6 +388,35 @@ pub(crate) fn identifier_end(code: &str, byte: usize) -> usize {
         .unwrap_or(code.len())
 }
 
+/// Where a hover finds the function called just before `byte`: when the text there ends with
+/// a call's closing `)`, the offset just past its opening `(` (evcxr hovers the name before a
+/// trailing `(`); otherwise `byte` itself. JupyterLab's completer asks for the documentation of
+/// a picked candidate at the end of its inserted text (`sum(axes)`), after the `)`.
+pub(crate) fn called_function_end(code: &str, byte: usize) -> usize {
+    let before = &code[..byte];
+    if !before.ends_with(')') {
+        return byte;
+    }
+    let mut depth = 0usize;
+    for (i, c) in before.char_indices().rev() {
+        match c {
+            ')' | ']' | '}' => depth += 1,
+            '(' | '[' | '{' => {
+                depth = match depth.checked_sub(1) {
+                    Some(d) => d,
+                    None => return byte,
+                };
+                if depth == 0 {
+                    let named = before[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_');
+                    return if c == '(' && named { i + 1 } else { byte };
+                }
+            }
+            _ => {}
+        }
+    }
+    byte
+}
+
 /// Jupyter counts cursor positions in Unicode code points; Rust slices in bytes.
 pub(crate) fn byte_offset(code: &str, chars: usize) -> usize {
     code.char_indices()
@@ -415,6 +445,19 @@ mod tests {
         assert_eq!(char_offset(code, at), 6);
         assert_eq!(byte_offset(code, 10_000), code.len());
         assert_eq!(char_offset(code, 10_000), chars);
+    }
+
+    #[test]
+    fn after_a_call_the_called_function_is_inspected() {
+        let code = "let s = t.sum([0, 1]);";
+        let after_call = code.find(';').unwrap();
+        assert_eq!(called_function_end(code, after_call), code.find('[').unwrap());
+        assert_eq!(called_function_end("f(g(x))", 7), 2);
+        assert_eq!(called_function_end("f(g(x))", 6), 4);
+        // Not a call: a tuple, an unbalanced text, no parenthesis at all.
+        assert_eq!(called_function_end("(1, 2)", 6), 6);
+        assert_eq!(called_function_end("x)", 2), 2);
+        assert_eq!(called_function_end("t.sum", 5), 5);
     }
 
     #[test]

@@ -304,7 +304,7 @@ fn prepare(case: &OpCase, device: Device) -> Result<TimedOp> {
                 .reshape(&[M, 1])?;
             let ones = on(device).ones(DType::F32, &[M])?;
             let counts = on(device).zeros(DType::F32, &[1000])?;
-            Box::new(move || counts.indexed_add(&bins, &ones, None))
+            Box::new(move || counts.indexed_add(&bins, &ones, ..))
         }
         "as_type f32->f64 10M" => {
             let x = vector(1, DType::F32, -1.0, 1.0)?;
@@ -312,7 +312,7 @@ fn prepare(case: &OpCase, device: Device) -> Result<TimedOp> {
         }
         "transpose f32 10000x10000" => {
             let x = uniform(device, 1, DType::F32, &[10_000, 10_000], -1.0, 1.0)?;
-            Box::new(move || x.transpose(None))
+            Box::new(move || x.transpose(..))
         }
         other => {
             return Err(crate::error::Error::InvalidArgument {

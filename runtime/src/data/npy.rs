@@ -365,7 +365,7 @@ impl Factory {
         }?;
         if header.fortran_order && tensor.rank() > 1 {
             let axes: Vec<usize> = (0..tensor.rank()).rev().collect();
-            tensor.transpose(Some(&axes))
+            tensor.transpose(&axes)
         } else {
             Ok(tensor)
         }

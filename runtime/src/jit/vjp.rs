@@ -515,7 +515,7 @@ fn matmul(dims: &MatmulDims, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<T
         let r = t.rank();
         let mut perm: Vec<usize> = (0..r).collect();
         perm.swap(r - 2, r - 1);
-        t.transpose(Some(&perm))
+        t.transpose(&perm)
     };
     let a = matrix(site.input(0)?, lhs_batch_stride, m, k)?;
     let b = matrix(site.input(1)?, rhs_batch_stride, k, n)?;
@@ -588,11 +588,7 @@ fn unview(
     let sorted_strides: Vec<usize> = order.iter().map(|&i| axes[i].1).collect();
     if view.offset == 0 && numel(&dims) == len && strides(&sorted_dims) == sorted_strides {
         let identity = order.iter().enumerate().all(|(i, &o)| i == o);
-        return if identity {
-            Ok(g)
-        } else {
-            g.transpose(Some(&order))
-        };
+        return if identity { Ok(g) } else { g.transpose(&order) };
     }
     // Where each element of the view was read from; a view the frontend builds never reads
     // one element twice once broadcast axes are summed.

@@ -1,12 +1,17 @@
-//! Axes as a cell writes them, the one shape every reduction, index reduction and median
-//! takes: a single axis (`t.sum(0)`, `t.sum(-1)`), several (`t.sum([0, 1])`, `t.sum(&axes)`),
-//! or all of them (`t.sum(..)`, Nx's default when `axes:` is left out). Negative axes count
-//! from the end. Keeping the reduced axes with size 1 (Nx's `keep_axes: true`) is the
-//! method's `_keep` twin (`t.sum_keep([1])`), so no call carries a bare `true` or `false`.
+//! Axes as a cell writes them, the one shape every op with Nx's `axes:` option takes
+//! (reductions, `transpose`, `squeeze`, `flatten`, `reverse`, `gather`, `indexed_add`,
+//! `indexed_put`; index reductions and the ops over one axis take one): a single axis
+//! (`t.sum(0)`, `t.sum(-1)`), several (`t.sum([0, 1])`, `t.sum(&axes)`), or Nx's default when
+//! `axes:` is left out (`t.sum(..)`: every axis; `t.transpose(..)`: reversed; `t.gather(&i,
+//! ..)`: the leading ones). Negative axes count from the end. Keeping the reduced axes with
+//! size 1 (Nx's `keep_axes: true`) is the method's `_keep` twin (`t.sum_keep([1])`), so no call
+//! carries a bare `true` or `false`.
 //!
 //! Wherever an axis goes, its name may go instead (`t.sum("x")`, `t.sum(["batch", "x"])`,
 //! `t.sort("x", ..)`), as every Nx `axis:`/`axes:` option takes an atom; a name the tensor does
-//! not have is Nx's error naming the names it has.
+//! not have is Nx's error naming the names it has. Positions and names mix in an array of
+//! [`Axis`] (`t.transpose([Axis::from(2), 1.into(), "batch".into()])`), as Nx's
+//! `axes: [2, 1, :batch]`.
 
 use std::ops::RangeFull;
 
@@ -32,6 +37,8 @@ pub enum Axes {
     Listed(Vec<isize>),
     /// The axes with these names.
     Named(Vec<String>),
+    /// Positions and names mixed, as Nx allows (`axes: [2, 1, :batch]`).
+    Mixed(Vec<Axis>),
 }
 
 /// What a reduction accepts as its axes: `..`, one integer or name, or an array, slice or
@@ -105,6 +112,11 @@ impl Tensor {
                     .collect::<Result<Vec<_>>>()
                     .map(Some)
             }
+            Axes::Mixed(list) => list
+                .into_iter()
+                .map(|a| self.axis_position(op, a))
+                .collect::<Result<Vec<_>>>()
+                .map(Some),
         }
     }
 }
@@ -112,6 +124,30 @@ impl Tensor {
 impl IntoAxes for Axes {
     fn into_axes(self) -> Axes {
         self
+    }
+}
+
+impl<const N: usize> IntoAxes for [Axis; N] {
+    fn into_axes(self) -> Axes {
+        Axes::Mixed(self.into())
+    }
+}
+
+impl IntoAxes for Vec<Axis> {
+    fn into_axes(self) -> Axes {
+        Axes::Mixed(self)
+    }
+}
+
+impl From<&str> for Axis {
+    fn from(name: &str) -> Axis {
+        Axis::Name(name.to_string())
+    }
+}
+
+impl From<String> for Axis {
+    fn from(name: String) -> Axis {
+        Axis::Name(name)
     }
 }
 
@@ -194,6 +230,11 @@ macro_rules! integer_axes {
                 Axis::Index(axis_number(self))
             }
         }
+        impl From<$t> for Axis {
+            fn from(axis: $t) -> Axis {
+                Axis::Index(axis_number(axis))
+            }
+        }
         impl IntoAxes for $t {
             fn into_axes(self) -> Axes {
                 Axes::Listed(vec![axis_number(self)])
@@ -248,5 +289,13 @@ mod tests {
             Axes::Named(vec!["b".into(), "x".into()])
         );
         assert_eq!((..).into_axis(), None);
+        assert_eq!(
+            [Axis::from(2), 1.into(), "batch".into()].into_axes(),
+            Axes::Mixed(vec![
+                Axis::Index(2),
+                Axis::Index(1),
+                Axis::Name("batch".into())
+            ])
+        );
     }
 }

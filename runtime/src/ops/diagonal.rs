@@ -98,10 +98,10 @@ impl Tensor {
         let indices = diagonal_indices(self, (row, column), length)?;
         let matrix_axes = [rank as isize - 2, rank as isize - 1];
         // gather puts the diagonal first, before the batch axes it leaves.
-        let gathered = self.gather(&indices, Some(&matrix_axes))?;
+        let gathered = self.gather(&indices, matrix_axes)?;
         let mut order: Vec<usize> = (1..rank - 1).collect();
         order.push(0);
-        gathered.transpose(Some(&order))
+        gathered.transpose(&order)
     }
 
     /// A square matrix with this vector on diagonal `offset` and 0 elsewhere, as
@@ -122,7 +122,7 @@ impl Tensor {
         let square = on(device).zeros(self.dtype(), &[side, side])?;
         let (row, column, length) = diagonal_span(side, side, offset);
         let indices = diagonal_indices(self, (row, column), length)?;
-        square.indexed_put(&indices, self, None)
+        square.indexed_put(&indices, self, ..)
     }
 
     /// This matrix with `diagonal` written on diagonal `offset`, as
@@ -161,7 +161,7 @@ impl Tensor {
             });
         }
         let indices = diagonal_indices(self, (row, column), length)?;
-        self.indexed_put(&indices, diagonal, None)
+        self.indexed_put(&indices, diagonal, ..)
     }
 }
 

@@ -15,7 +15,7 @@ use crate::session::resolve_device;
 use crate::shape::{check_shape, normalize_axis, numel, strides};
 use crate::tensor::Tensor;
 
-use super::axes::OneAxis;
+use super::axes::{IntoAxes, OneAxis};
 use super::{merge_number, run, Operand};
 
 fn integer_indices(op: &'static str, indices: &Tensor) -> Result<()> {
@@ -216,11 +216,12 @@ impl Tensor {
 
     /// The entries (or slices) at `indices`, as `Nx.gather(t, indices, axes: axes)`: the last
     /// axis of `indices` holds one coordinate per axis of `axes` (sorted; the leading axes of
-    /// this tensor when `None`); the result's shape is the indices' without their last axis,
+    /// this tensor for `..`, Nx's default); the result's shape is the indices' without their last axis,
     /// followed by the axes of this tensor that `axes` leaves out. Indices are clamped to
     /// their axes.
-    pub fn gather(&self, indices: &Tensor, axes: Option<&[isize]>) -> Result<Tensor> {
+    pub fn gather(&self, indices: &Tensor, axes: impl IntoAxes) -> Result<Tensor> {
         let op = "gather";
+        let axes = self.axis_positions(op, axes)?;
         integer_indices(op, indices)?;
         if indices.rank() == 0 {
             return Err(Error::InvalidArgument {
@@ -229,7 +230,7 @@ impl Tensor {
             });
         }
         let k = indices.shape()[indices.rank() - 1];
-        let axes = indexed_axes(op, self.shape(), k, axes)?;
+        let axes = indexed_axes(op, self.shape(), k, axes.as_deref())?;
         let device = resolve_device(op, None, &[self, indices])?;
         let batch = &indices.shape()[..indices.rank() - 1];
         let kept: Vec<usize> = (0..self.rank()).filter(|d| !axes.contains(d)).collect();
@@ -257,7 +258,7 @@ impl Tensor {
 
     /// This tensor with `updates` added at `indices`, as `Nx.indexed_add(t, indices,
     /// updates, axes: axes)`: `indices` is `[n, k]` (one row of coordinates per update, for
-    /// the `k` axes of `axes`, the leading ones when `None`) or `[k]` for one scalar update;
+    /// the `k` axes of `axes`, the leading ones for `..`) or `[k]` for one scalar update;
     /// `updates` is `[n, ...]`, each a slice over the remaining axes starting at 0 (no longer
     /// than them). Repeated indices add up; an update whose indices fall outside is skipped.
     /// The result has the merged type of the two.
@@ -265,7 +266,7 @@ impl Tensor {
         &self,
         indices: &Tensor,
         updates: impl Into<Operand<'a>>,
-        axes: Option<&[isize]>,
+        axes: impl IntoAxes,
     ) -> Result<Tensor> {
         Ok(self
             .indexed(ScatterMode::Add, indices, updates.into(), axes)?
@@ -279,7 +280,7 @@ impl Tensor {
         &self,
         indices: &Tensor,
         updates: impl Into<Operand<'a>>,
-        axes: Option<&[isize]>,
+        axes: impl IntoAxes,
     ) -> Result<Tensor> {
         Ok(self
             .indexed(ScatterMode::Put, indices, updates.into(), axes)?
@@ -291,9 +292,10 @@ impl Tensor {
         mode: ScatterMode,
         indices: &Tensor,
         updates: Operand<'_>,
-        axes: Option<&[isize]>,
+        axes: impl IntoAxes,
     ) -> Result<Tensor> {
         let op = Op::Scatter(mode).name();
+        let axes = self.axis_positions(op, axes)?;
         integer_indices(op, indices)?;
         let dtype = merge_number(self.dtype(), updates)?;
         let updates = self.literal(updates, dtype)?;
@@ -321,7 +323,7 @@ impl Tensor {
             }
         };
         let (n, k) = (indices.shape()[0], indices.shape()[1]);
-        let axes = indexed_axes(op, self.shape(), k, axes)?;
+        let axes = indexed_axes(op, self.shape(), k, axes.as_deref())?;
         let kept: Vec<usize> = (0..self.rank()).filter(|d| !axes.contains(d)).collect();
         // A number (or scalar) updates every entry of every indexed slice.
         let updates = if updates.rank() == 0 {

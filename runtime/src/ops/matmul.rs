@@ -325,7 +325,7 @@ fn arranged(t: &Tensor, order: &[usize], shape: &[usize]) -> Result<Tensor> {
     let moved = if order.iter().enumerate().all(|(i, &a)| i == a) {
         t.clone()
     } else {
-        t.transpose(Some(order))?
+        t.transpose(order)?
     };
     moved.reshape(shape)
 }

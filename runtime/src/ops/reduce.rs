@@ -134,7 +134,7 @@ impl Tensor {
             Ok(total)
         } else {
             let axes: Vec<isize> = reduced.iter().map(|&a| a as isize).collect();
-            total.squeeze(Some(&axes))
+            total.squeeze(&axes)
         }
     }
 
@@ -201,7 +201,7 @@ impl Tensor {
         let mut swap: Vec<usize> = (0..centred.rank()).collect();
         swap.swap(centred.rank() - 2, centred.rank() - 1);
         centred
-            .transpose(Some(&swap))?
+            .transpose(&swap)?
             .matmul(&centred)?
             .divide(n as f64 - ddof as f64)
     }
@@ -253,7 +253,7 @@ impl Tensor {
         // reversed axis, counted back from the end.
         let x = match tie_break {
             TieBreak::Low => x,
-            TieBreak::High => x.reverse(Some(&[axis as isize]))?,
+            TieBreak::High => x.reverse([axis as isize])?,
         };
         let kernel = Op::ArgReduce {
             op,

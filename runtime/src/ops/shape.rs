@@ -15,7 +15,7 @@ use crate::shape::{
 };
 use crate::tensor::Tensor;
 
-use super::axes::OneAxis;
+use super::axes::{IntoAxes, OneAxis};
 use super::reduce::reduced_shape;
 use super::{run, Leftover};
 
@@ -39,12 +39,28 @@ impl Tensor {
         Ok(self.with_shape(shape.to_vec()))
     }
 
-    /// Reorders the axes: `axes[i]` is the input axis that becomes axis `i`; `None` reverses.
-    pub fn transpose(&self, axes: Option<&[usize]>) -> Result<Tensor> {
-        let perm: Vec<usize> = match axes {
-            Some(a) => a.to_vec(),
+    /// Reorders the axes, as `Nx.transpose(t, axes: axes)`: `axes[i]` (a position, negative
+    /// from the end, or a name) is the input axis that becomes axis `i`; `..` reverses them
+    /// (`m.transpose(..)` is the matrix transpose).
+    pub fn transpose(&self, axes: impl IntoAxes) -> Result<Tensor> {
+        let perm: Vec<usize> = match self.axis_positions("transpose", axes)? {
+            Some(a) => a
+                .iter()
+                .map(|&x| normalize_axis("transpose", x, self.shape()))
+                .collect::<Result<_>>()?,
             None => (0..self.rank()).rev().collect(),
         };
+        if perm.len() != self.rank() {
+            return Err(Error::InvalidArgument {
+                op: "transpose",
+                message: format!(
+                    "expected length of permutation ({}) to match rank of shape ({}) of {}",
+                    perm.len(),
+                    self.rank(),
+                    self.signature()
+                ),
+            });
+        }
         let mut seen = perm.clone();
         seen.sort_unstable();
         if seen != (0..self.rank()).collect::<Vec<_>>() {
@@ -71,10 +87,10 @@ impl Tensor {
             .named(names))
     }
 
-    /// Removes the given axes of size 1 (every size-1 axis when `None`).
-    pub fn squeeze(&self, axes: Option<&[isize]>) -> Result<Tensor> {
-        let axes = match axes {
-            Some(a) => normalize_axes("squeeze", a, self.shape())?,
+    /// Removes the given axes of size 1 (every size-1 axis for `..`), as `Nx.squeeze`.
+    pub fn squeeze(&self, axes: impl IntoAxes) -> Result<Tensor> {
+        let axes = match self.axis_positions("squeeze", axes)? {
+            Some(a) => normalize_axes("squeeze", &a, self.shape())?,
             None => (0..self.rank()).filter(|&i| self.shape()[i] == 1).collect(),
         };
         if let Some(&bad) = axes.iter().find(|&&a| self.shape()[a] != 1) {
@@ -380,10 +396,10 @@ impl Tensor {
         Ok(run(device, kernel, &[self], shape)?.named_like(self))
     }
 
-    /// The consecutive `axes` (all of them when `None`) merged into one, as `Nx.flatten`.
-    pub fn flatten(&self, axes: Option<&[isize]>) -> Result<Tensor> {
+    /// The consecutive `axes` (all of them for `..`) merged into one, as `Nx.flatten`.
+    pub fn flatten(&self, axes: impl IntoAxes) -> Result<Tensor> {
         let all: Vec<usize> = (0..self.rank()).collect();
-        let axes = match axes {
+        let axes = match self.axis_positions("flatten", axes)? {
             Some(a) => a
                 .iter()
                 .map(|&x| normalize_axis("flatten", x, self.shape()))
@@ -410,10 +426,10 @@ impl Tensor {
         Ok(self.reshape(&shape)?.named(names))
     }
 
-    /// The elements in reverse order along `axes` (every axis when `None`), as `Nx.reverse`.
-    pub fn reverse(&self, axes: Option<&[isize]>) -> Result<Tensor> {
-        let axes = match axes {
-            Some(a) => normalize_axes("reverse", a, self.shape())?,
+    /// The elements in reverse order along `axes` (every axis for `..`), as `Nx.reverse`.
+    pub fn reverse(&self, axes: impl IntoAxes) -> Result<Tensor> {
+        let axes = match self.axis_positions("reverse", axes)? {
+            Some(a) => normalize_axes("reverse", &a, self.shape())?,
             None => (0..self.rank()).collect(),
         };
         let mut out = self.clone();

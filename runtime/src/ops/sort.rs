@@ -135,7 +135,7 @@ impl Tensor {
 
     fn median_over(&self, axis: Option<isize>, keep_axis: bool) -> Result<Tensor> {
         let Some(axis) = axis else {
-            let sorted = self.flatten(None)?.sort(0, Direction::Asc)?;
+            let sorted = self.flatten(..)?.sort(0, Direction::Asc)?;
             let n = sorted.size();
             if n == 0 {
                 return Err(Error::InvalidArgument {
@@ -157,7 +157,7 @@ impl Tensor {
             if keep_axis {
                 Ok(middle)
             } else {
-                middle.squeeze(Some(&[axis]))
+                middle.squeeze([axis])
             }
         } else {
             sorted
@@ -175,7 +175,7 @@ impl Tensor {
                     Ok(self.clone())
                 };
             }
-            let m = self.flatten(None)?.mode(0)?;
+            let m = self.flatten(..)?.mode(0)?;
             return if keep_axis {
                 m.reshape(&vec![1; self.rank()])
             } else {
@@ -211,7 +211,7 @@ impl Tensor {
         if keep_axis {
             Ok(m)
         } else {
-            m.squeeze(Some(&[axis]))
+            m.squeeze([axis])
         }
     }
 }
