@@ -90,11 +90,13 @@ pub use notebook::{
     Html, Svg,
 };
 pub use ops::axes::{Axes, Axis, IntoAxes, IntoAxis, OneAxis};
+pub use ops::conv::Conv;
 pub use ops::names::IntoNames;
 pub use ops::pad::PadMode;
 pub use ops::reduce::TieBreak;
 pub use ops::shape::SplitAt;
 pub use ops::sort::Direction;
+pub use ops::spatial::{Padding, PerAxis};
 pub use ops::{merge_number, Leftover, Operand};
 pub use parallel::all_reduce::{all_reduce, Reduction};
 pub use parallel::data_parallel::{data_parallel, Combine, DataParallel};

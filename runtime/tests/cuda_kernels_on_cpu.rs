@@ -1080,3 +1080,103 @@ fn generated_fused_kernels_match_binary() {
         check(&format!("generated kernel for {name}"), &expected, &o);
     }
 }
+
+type ConvKernel =
+    unsafe extern "C" fn(u64, kernels::ConvArg, *const c_void, *const c_void, *mut c_void);
+
+/// The direct convolution kernel against binary's `conv`, the dimensions written out as the
+/// frontend builds them: strides with same padding, feature groups with a dilated kernel and
+/// cropping, batch groups over a dilated input, three spatial axes.
+#[test]
+fn convolution_kernel_matches_binary() {
+    use tensorbook::testing::ir::ConvDims;
+    use tensorbook::{Conv, Padding};
+    let k = emulated();
+    let k = k.lock().unwrap_or_else(|e| e.into_inner());
+    let dims = |x: &[usize], w: &[usize], out: &[usize], strides: &[usize], lo: &[i64]| ConvDims {
+        batch: x[0],
+        channels: x[1],
+        out_channels: w[0],
+        input: x[2..].to_vec(),
+        kernel: w[2..].to_vec(),
+        output: out.to_vec(),
+        strides: strides.to_vec(),
+        padding_lo: lo.to_vec(),
+        input_dilation: vec![1; x.len() - 2],
+        kernel_dilation: vec![1; x.len() - 2],
+        feature_groups: 1,
+        batch_groups: 1,
+    };
+    let cases: Vec<(Vec<usize>, Vec<usize>, Conv, ConvDims)> = vec![
+        (
+            vec![2, 3, 7, 6],
+            vec![4, 3, 3, 3],
+            Conv::new().strides(2).padding(Padding::Same),
+            dims(&[2, 3, 7, 6], &[4, 3, 3, 3], &[4, 3], &[2, 2], &[1, 1]),
+        ),
+        (
+            vec![2, 4, 9],
+            vec![6, 2, 2],
+            Conv::new()
+                .feature_group_size(2)
+                .kernel_dilation(3)
+                .padding([(-1, 2)]),
+            ConvDims {
+                kernel_dilation: vec![3],
+                feature_groups: 2,
+                ..dims(&[2, 4, 9], &[6, 2, 2], &[7], &[1], &[-1])
+            },
+        ),
+        (
+            vec![4, 2, 5],
+            vec![4, 2, 3],
+            Conv::new()
+                .batch_group_size(2)
+                .input_dilation(2)
+                .padding([(2, 1)]),
+            ConvDims {
+                input_dilation: vec![2],
+                batch_groups: 2,
+                ..dims(&[4, 2, 5], &[4, 2, 3], &[10], &[1], &[2])
+            },
+        ),
+        (
+            vec![1, 2, 4, 3, 5],
+            vec![3, 2, 2, 2, 3],
+            Conv::new().strides([1, 2, 1]),
+            dims(
+                &[1, 2, 4, 3, 5],
+                &[3, 2, 2, 2, 3],
+                &[3, 1, 3],
+                &[1, 2, 1],
+                &[0, 0, 0],
+            ),
+        ),
+    ];
+    for dtype in [DType::F32, DType::F64] {
+        for (i, (xs, ws, options, d)) in cases.iter().enumerate() {
+            let x = random(60 + i as u64, dtype, xs);
+            let w = random(70 + i as u64, dtype, ws);
+            let expected = x.conv(&w, options.clone()).unwrap();
+            assert_eq!(
+                expected.shape(),
+                d.out_shape(),
+                "case {i}: the dimensions by hand"
+            );
+            let n = expected.size();
+            let (rx, rw) = (raw(&x), raw(&w));
+            let mut o = output(dtype, n);
+            let op_ptr = o.as_mut_ptr() as *mut c_void;
+            let arg = kernels::conv_arg(d).unwrap();
+            k.launch(
+                &kernels::named("conv", dtype),
+                3,
+                7,
+                |f: ConvKernel| unsafe {
+                    f(n as u64, arg, rx.as_ptr() as _, rw.as_ptr() as _, op_ptr)
+                },
+            );
+            check(&format!("conv case {i} {dtype}"), &expected, &o);
+        }
+    }
+}

@@ -7,8 +7,8 @@ mod common;
 use common::{enable_sim, random};
 use proptest::prelude::*;
 use tensorbook::{
-    custom_grad, grad, grad_wrt, jit_cached, on, value_and_grad, value_and_grad_wrt, DType, Device,
-    Direction, Result, Tensor,
+    custom_grad, grad, grad_wrt, jit_cached, on, value_and_grad, value_and_grad_wrt, Conv, DType,
+    Device, Direction, Padding, Result, Tensor,
 };
 
 /// The devices every gradient is checked on.
@@ -44,6 +44,7 @@ enum Step {
     Stacked(usize, usize),
     ScalarScale(usize, usize),
     ProductReduce(usize, usize),
+    Convolved(usize, usize, usize),
 }
 
 fn step(s: &Step, vals: &[Tensor]) -> Result<Tensor> {
@@ -99,6 +100,38 @@ fn step(s: &Step, vals: &[Tensor]) -> Result<Tensor> {
         }
         Step::ScalarScale(a, b) => v(a).multiply(&v(b).tanh()?.sum(..)?),
         Step::ProductReduce(a, b) => v(a).multiply(&v(b).tanh()?.add(1.5)?.product_keep([0])?),
+        Step::Convolved(k, a, b) => {
+            // The [3, 4] values as images, channels, batches or groups, each form with a
+            // kernel cut from another value, shaped back to [3, 4].
+            let kernel = |rows: usize, cols: usize, shape: &[usize]| {
+                v(b).slice(&[0, 0], &[rows, cols], None)?.reshape(shape)
+            };
+            let out = match k % 5 {
+                0 => v(a).reshape(&[1, 1, 3, 4])?.conv(
+                    &kernel(3, 3, &[1, 1, 3, 3])?,
+                    Conv::new().padding(Padding::Same),
+                )?,
+                1 => v(a).reshape(&[1, 1, 3, 4])?.conv(
+                    &kernel(3, 3, &[1, 1, 3, 3])?,
+                    Conv::new()
+                        .input_dilation([1, 2])
+                        .strides([1, 2])
+                        .padding([(1, 1), (1, 1)]),
+                )?,
+                2 => v(a).reshape(&[3, 1, 4])?.conv(
+                    &kernel(1, 3, &[1, 1, 3])?,
+                    Conv::new().kernel_dilation(2).padding([(2, 2)]),
+                )?,
+                3 => v(a).reshape(&[1, 3, 4])?.conv(
+                    &kernel(3, 2, &[3, 1, 2])?,
+                    Conv::new().feature_group_size(3).padding([(1, 0)]),
+                )?,
+                _ => v(a)
+                    .reshape(&[2, 2, 3])?
+                    .conv(&kernel(2, 4, &[4, 2, 1])?, Conv::new().batch_group_size(2))?,
+            };
+            out.reshape(&[3, 4])
+        }
     }
 }
 
@@ -117,6 +150,7 @@ fn step_strategy() -> impl Strategy<Value = Step> {
         (i(), i()).prop_map(|(a, b)| Step::Stacked(a, b)),
         (i(), i()).prop_map(|(a, b)| Step::ScalarScale(a, b)),
         (i(), i()).prop_map(|(a, b)| Step::ProductReduce(a, b)),
+        (0usize..5, i(), i()).prop_map(|(k, a, b)| Step::Convolved(k, a, b)),
     ]
 }
 

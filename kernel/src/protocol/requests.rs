@@ -451,7 +451,10 @@ mod tests {
     fn after_a_call_the_called_function_is_inspected() {
         let code = "let s = t.sum([0, 1]);";
         let after_call = code.find(';').unwrap();
-        assert_eq!(called_function_end(code, after_call), code.find('[').unwrap());
+        assert_eq!(
+            called_function_end(code, after_call),
+            code.find('[').unwrap()
+        );
         assert_eq!(called_function_end("f(g(x))", 7), 2);
         assert_eq!(called_function_end("f(g(x))", 6), 4);
         // Not a call: a tuple, an unbalanced text, no parenthesis at all.

@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::host_vec::HostVec;
 use crate::ir::fused::Fused;
 use crate::ir::{indexed, sorting};
-use crate::ir::{ArgOp, BinaryOp, MatmulDims, ReduceOp, ScatterMode, Strided, UnaryOp};
+use crate::ir::{ArgOp, BinaryOp, ConvDims, MatmulDims, ReduceOp, ScatterMode, Strided, UnaryOp};
 use crate::shape::{numel, strides, unravel, without_axes};
 
 /// The pure-Rust reference backend (`binary`).
@@ -150,6 +150,47 @@ fn arg_typed<T: Element>(op: ArgOp, v: &[T], shape: &[usize], axis: usize) -> Re
         best as i64
     })?;
     Ok(Buffer::S64(out))
+}
+
+/// Each output entry as the definition reads: the sum over its group's channels and the
+/// kernel's taps of input times kernel, taps that read padding left out.
+fn conv_typed<T: Element>(x: &[T], w: &[T], d: &ConvDims) -> Result<Buffer> {
+    let shape = d.out_shape();
+    let (spatial, taps) = (d.input.len(), numel(&d.kernel));
+    let (in_size, out_size) = (numel(&d.input), numel(&d.output));
+    let group_channels = d.group_channels();
+    let mut products = try_reserve::<T>(group_channels.saturating_mul(taps), &[taps])?;
+    let (mut y, mut k) = (vec![0; spatial], vec![0; spatial]);
+    let out = build(numel(&shape), &shape, |idx| {
+        let (n, o) = (
+            idx / out_size / d.out_channels,
+            idx / out_size % d.out_channels,
+        );
+        unravel(idx % out_size, &d.output, &mut y);
+        let (first_channel, first_batch) = d.groups_of(o);
+        let batch = first_batch + n;
+        products.clear();
+        for c in 0..group_channels {
+            for tap in 0..taps {
+                unravel(tap, &d.kernel, &mut k);
+                let mut at = 0;
+                let inside = (0..spatial).all(|a| match d.source(a, y[a], k[a]) {
+                    Some(i) => {
+                        at = at * d.input[a] + i;
+                        true
+                    }
+                    None => false,
+                });
+                if inside {
+                    let input = x[(batch * d.channels + first_channel + c) * in_size + at];
+                    let weight = w[(o * group_channels + c) * taps + tap];
+                    products.push(input.mul(weight));
+                }
+            }
+        }
+        pairwise(ReduceOp::Sum, &products)
+    })?;
+    Ok(T::into_buffer(out))
 }
 
 fn matmul_typed<T: Element>(a: &[T], b: &[T], d: MatmulDims) -> Result<Buffer> {
@@ -322,6 +363,10 @@ impl Kernels for BinaryBackend {
 
     fn matmul(&self, lhs: &Buffer, rhs: &Buffer, d: MatmulDims) -> Result<Buffer> {
         same_dtype!("dot", lhs, rhs, |a, b| matmul_typed(a, b, d))
+    }
+
+    fn conv(&self, input: &Buffer, kernel: &Buffer, dims: &ConvDims) -> Result<Buffer> {
+        same_dtype!("conv", input, kernel, |x, w| conv_typed(x, w, dims))
     }
 
     fn copy_strided(&self, x: &Buffer, view: &Strided, out_shape: &[usize]) -> Result<Buffer> {

@@ -126,7 +126,9 @@ use crate::device::Device;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::fused::Fused;
-use crate::ir::{ArgOp, BinaryOp, MatmulDims, Op, ReduceOp, ScatterMode, Strided, UnaryOp};
+use crate::ir::{
+    ArgOp, BinaryOp, ConvDims, MatmulDims, Op, ReduceOp, ScatterMode, Strided, UnaryOp,
+};
 
 /// The backend contract: what a place of computation does with memory of its own kind.
 ///
@@ -253,6 +255,13 @@ pub trait Kernels {
         rhs: &Self::Buffer,
         dims: MatmulDims,
     ) -> Result<Self::Buffer>;
+    /// The convolution of `input` by `kernel` (`ir::conv`), both of one float dtype.
+    fn conv(
+        &self,
+        input: &Self::Buffer,
+        kernel: &Self::Buffer,
+        dims: &ConvDims,
+    ) -> Result<Self::Buffer>;
     /// A strided view materialised into a contiguous buffer.
     fn copy_strided(
         &self,
@@ -345,6 +354,10 @@ pub fn route<K: Kernels + ?Sized>(kernels: &K, op: &Op, given: &[&K::Buffer]) ->
         Op::Matmul(dims) => {
             let [x, y] = op_inputs(op, given)?;
             kernels.matmul(x, y, *dims)
+        }
+        Op::Conv(dims) => {
+            let [x, w] = op_inputs(op, given)?;
+            kernels.conv(x, w, dims)
         }
         Op::CopyStrided { view, out_shape } => {
             let [x] = op_inputs(op, given)?;

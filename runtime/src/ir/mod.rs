@@ -5,12 +5,14 @@
 //! and builds [`fused::Fused`] regions; backends compute them. Nothing here knows a backend or
 //! a tensor.
 
+pub mod conv;
 pub mod elementwise;
 pub mod fused;
 pub mod indexed;
 pub mod sorting;
 pub mod stepwise;
 
+pub use conv::ConvDims;
 pub use elementwise::{ArgOp, BinaryOp, MatmulDims, ReduceOp, Strided, UnaryOp};
 pub use indexed::ScatterMode;
 
@@ -67,6 +69,9 @@ pub enum Op {
     },
     /// `batch` products `[m,k]·[k,n]`. Inputs: lhs, rhs.
     Matmul(MatmulDims),
+    /// A general convolution ([`conv`]: layouts, padding, dilations, groups), float only.
+    /// Inputs: input, kernel.
+    Conv(Box<ConvDims>),
     /// The running `op` along `axis` of an input of `shape` (from the end when `reverse`):
     /// entry `k` combines entries `0..=k` (or `k..`). Input: x.
     Cumulative {
@@ -163,6 +168,7 @@ impl Op {
                 op: ArgOp::ArgMin, ..
             } => "argmin",
             Op::Matmul(_) => "dot",
+            Op::Conv(_) => "conv",
             Op::CopyStrided { .. } => "copy",
             Op::Take { .. } => "take",
             Op::Sort { indices: false, .. } => "sort",
@@ -179,7 +185,11 @@ impl Op {
     /// How many inputs the op takes.
     pub fn arity(&self) -> usize {
         match self {
-            Op::Binary { .. } | Op::Matmul(_) | Op::PutSlice { .. } | Op::Gather { .. } => 2,
+            Op::Binary { .. }
+            | Op::Matmul(_)
+            | Op::Conv(_)
+            | Op::PutSlice { .. }
+            | Op::Gather { .. } => 2,
             Op::Scatter(_) => 3,
             Op::Concatenate { shapes, .. } => shapes.len(),
             Op::Select { .. } => 3,
@@ -218,6 +228,7 @@ impl Op {
             Op::Reduce { shape, axes, .. } => without(shape, axes),
             Op::ArgReduce { shape, axis, .. } => without(shape, &[*axis]),
             Op::Matmul(d) => numel(&[d.batch, d.m, d.n]),
+            Op::Conv(d) => numel(&d.out_shape()),
             Op::Take {
                 shape,
                 indices,

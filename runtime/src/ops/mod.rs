@@ -15,6 +15,7 @@
 //! what they share: operands, number literals, and `run`.
 
 pub(crate) mod axes;
+pub(crate) mod conv;
 mod cumulative;
 mod diagonal;
 mod elementwise;
@@ -27,6 +28,7 @@ pub(crate) mod pad;
 pub(crate) mod reduce;
 pub(crate) mod shape;
 pub(crate) mod sort;
+pub(crate) mod spatial;
 
 use crate::device::Device;
 use crate::dtype::DType;

@@ -689,6 +689,70 @@ __device__ void scatter_body(index_t n, index_t len, int add, const s64* pos, co
     }
 }
 
+// One thread per output entry of a general convolution (`ir/conv.rs`): the input is
+// [batch, channels, spatial...], the kernel [out_channels, channels / feature_groups,
+// spatial...], the output [batch / batch_groups, out_channels, spatial...]. The sum runs over
+// the group's channels and the kernel's taps; a tap that lands on padding or between dilated
+// input entries reads nothing.
+#define MAX_SPATIAL 8
+struct Conv {
+    index_t spatial, channels, out_channels, out_batch, group_channels, feature_groups,
+        batch_groups, pad;
+    index_t input[MAX_SPATIAL], kernel[MAX_SPATIAL], output[MAX_SPATIAL], strides[MAX_SPATIAL],
+        input_dilation[MAX_SPATIAL], kernel_dilation[MAX_SPATIAL];
+    s64 padding_lo[MAX_SPATIAL];
+};
+
+template <typename T>
+__device__ void conv_body(index_t n, Conv c, const T* x, const T* w, T* out) {
+    index_t out_size = 1, in_size = 1, taps = 1;
+#pragma unroll
+    for (int d = 0; d < MAX_SPATIAL; ++d) {
+        if (d < (int)c.spatial) {
+            out_size *= c.output[d];
+            in_size *= c.input[d];
+            taps *= c.kernel[d];
+        }
+    }
+    index_t per_feature_group = c.out_channels / c.feature_groups;
+    index_t per_batch_group = c.out_channels / c.batch_groups;
+    GRID_STRIDE(i, n) {
+        index_t pos = i % out_size, o = (i / out_size) % c.out_channels;
+        index_t batch = (o / per_batch_group) * c.out_batch + i / out_size / c.out_channels;
+        index_t first_channel = (o / per_feature_group) * c.group_channels;
+        T acc = 0;
+        for (index_t t = 0; t < taps; ++t) {
+            index_t rest_p = pos, rest_t = t, at = 0, scale = 1;
+            bool inside = true;
+#pragma unroll
+            for (int d = MAX_SPATIAL - 1; d >= 0; --d) {
+                if (d < (int)c.spatial && inside) {
+                    index_t y = rest_p % c.output[d], k = rest_t % c.kernel[d];
+                    rest_p /= c.output[d];
+                    rest_t /= c.kernel[d];
+                    s64 p = (s64)(y * c.strides[d] + k * c.kernel_dilation[d]) - c.padding_lo[d];
+                    s64 dil = (s64)c.input_dilation[d];
+                    if (p < 0 || p % dil != 0 || (index_t)(p / dil) >= c.input[d]) {
+                        inside = false;
+                    } else {
+                        at += (index_t)(p / dil) * scale;
+                        scale *= c.input[d];
+                    }
+                }
+            }
+            if (!inside) continue;
+            for (index_t ch = 0; ch < c.group_channels; ++ch) {
+                acc += x[(batch * c.channels + first_channel + ch) * in_size + at] *
+                       w[(o * c.group_channels + ch) * taps + t];
+            }
+        }
+        out[i] = acc;
+    }
+}
+
+#define CONV_KERNEL(T) \
+    extern "C" __global__ void conv_##T(index_t n, Conv c, const T* x, const T* w, T* out) { \
+        conv_body<T>(n, c, x, w, out); }
 #define CUMULATIVE_KERNEL(NAME, OP, T) \
     extern "C" __global__ void NAME(index_t lines, index_t len, index_t inner, int reverse, \
                                     const T* x, T* out) { \

@@ -7,7 +7,8 @@ use cudarc::driver::DeviceRepr;
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ir::{BinaryOp, ReduceOp, Strided, UnaryOp};
+use crate::ir::conv::MAX_SPATIAL;
+use crate::ir::{BinaryOp, ConvDims, ReduceOp, Strided, UnaryOp};
 
 /// The most axes a strided view may keep after merging; `kernels.cu` has the same constant.
 pub const MAX_RANK: usize = 12;
@@ -193,6 +194,8 @@ pub fn source() -> String {
                 "MATMUL_KERNEL({}, {dtype})\n",
                 named("matmul", dtype)
             ));
+        } else {
+            s.push_str(&format!("CONV_KERNEL({dtype})\n"));
         }
         s.push_str(&format!("LAYOUT_KERNELS({dtype})\n"));
     }
@@ -221,6 +224,8 @@ pub fn all_names() -> Vec<String> {
         names.push(named("arg", dtype));
         if !dtype.is_float() {
             names.push(named("matmul", dtype));
+        } else {
+            names.push(named("conv", dtype));
         }
         for kind in [
             "copy_strided",
@@ -240,6 +245,69 @@ pub fn all_names() -> Vec<String> {
     }
     names.push("sort_positions".into());
     names
+}
+
+/// `Conv` in `kernels.cu`: a convolution's dimensions (`ir::ConvDims`) by value, every field
+/// 8 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ConvArg {
+    spatial: u64,
+    channels: u64,
+    out_channels: u64,
+    out_batch: u64,
+    group_channels: u64,
+    feature_groups: u64,
+    batch_groups: u64,
+    pad: u64,
+    input: [u64; MAX_SPATIAL],
+    kernel: [u64; MAX_SPATIAL],
+    output: [u64; MAX_SPATIAL],
+    strides: [u64; MAX_SPATIAL],
+    input_dilation: [u64; MAX_SPATIAL],
+    kernel_dilation: [u64; MAX_SPATIAL],
+    padding_lo: [i64; MAX_SPATIAL],
+}
+
+// SAFETY: `repr(C)` plain data of 8-byte fields, laid out as `Conv` in `kernels.cu`.
+unsafe impl DeviceRepr for ConvArg {}
+
+/// The kernel argument of a convolution; its spatial rank is at most `MAX_SPATIAL` (the
+/// frontend's limit).
+pub fn conv_arg(d: &ConvDims) -> Result<ConvArg> {
+    let spatial = d.input.len();
+    if spatial > MAX_SPATIAL {
+        return Err(Error::InvalidArgument {
+            op: "conv",
+            message: format!("{spatial} spatial axes; the cuda kernel takes {MAX_SPATIAL}"),
+        });
+    }
+    let fill = |values: &[usize]| {
+        let mut out = [1u64; MAX_SPATIAL];
+        for (slot, &v) in out.iter_mut().zip(values) {
+            *slot = v as u64;
+        }
+        out
+    };
+    let mut padding_lo = [0i64; MAX_SPATIAL];
+    padding_lo[..spatial].copy_from_slice(&d.padding_lo);
+    Ok(ConvArg {
+        spatial: spatial as u64,
+        channels: d.channels as u64,
+        out_channels: d.out_channels as u64,
+        out_batch: d.out_batch() as u64,
+        group_channels: d.group_channels() as u64,
+        feature_groups: d.feature_groups.max(1) as u64,
+        batch_groups: d.batch_groups.max(1) as u64,
+        pad: 0,
+        input: fill(&d.input),
+        kernel: fill(&d.kernel),
+        output: fill(&d.output),
+        strides: fill(&d.strides),
+        input_dilation: fill(&d.input_dilation),
+        kernel_dilation: fill(&d.kernel_dilation),
+        padding_lo,
+    })
 }
 
 /// `Shape` in `kernels.cu`: passed by value, so a launch needs no upload of its metadata.

@@ -46,7 +46,9 @@ use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::ir::fused::Fused;
-use crate::ir::{ArgOp, BinaryOp, MatmulDims, Op, ReduceOp, ScatterMode, Strided, UnaryOp};
+use crate::ir::{
+    ArgOp, BinaryOp, ConvDims, MatmulDims, Op, ReduceOp, ScatterMode, Strided, UnaryOp,
+};
 use crate::shape::{numel, strides};
 
 /// Opens the NVRTC at `path` (`libnvrtc.so.12` or `.13`), as the backend would: the tests
@@ -696,6 +698,31 @@ impl Kernels for CudaBackend {
             CudaData::from(self.matmul_typed(dev, x, y, d)?)
         });
         Ok(out(a.ordinal, d.batch * d.m * d.n, data))
+    }
+
+    fn conv(&self, input: &CudaBuffer, kernel: &CudaBuffer, d: &ConvDims) -> Result<CudaBuffer> {
+        let dev = device::device(input.ordinal)?;
+        let shape = d.out_shape();
+        let n = numel(&shape);
+        let arg = kernels::conv_arg(d)?;
+        let data = match input.dtype() {
+            DType::F32 | DType::F64 => with_dtype!(input.dtype(), T => {
+                let (x, w) = (typed::<T>("conv", input)?, typed::<T>("conv", kernel)?);
+                let mut o = dev.alloc::<T>(n, &shape)?;
+                if n > 0 {
+                    let (nn, name) = (n as u64, kernels::named("conv", T::DTYPE));
+                    launch!(dev, name, elementwise_config(n); &nn, &arg, x, w, &mut o);
+                }
+                CudaData::from(o)
+            }),
+            other => {
+                return Err(Error::InvalidArgument {
+                    op: "conv",
+                    message: format!("internal: a {other} convolution reached the backend"),
+                })
+            }
+        };
+        Ok(out(input.ordinal, n, data))
     }
 
     fn copy_strided(

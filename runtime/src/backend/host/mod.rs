@@ -14,10 +14,11 @@ use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::Result;
 use crate::ir::fused::Fused;
-use crate::ir::{ArgOp, BinaryOp, MatmulDims, ReduceOp, ScatterMode, Strided, UnaryOp};
+use crate::ir::{ArgOp, BinaryOp, ConvDims, MatmulDims, ReduceOp, ScatterMode, Strided, UnaryOp};
 use crate::shape::{numel, strides, unravel};
 
 mod blas;
+mod conv;
 mod fused;
 mod indexed;
 mod loops;
@@ -166,6 +167,21 @@ impl Kernels for HostBackend {
                 a, b, d
             )?)),
         })
+    }
+
+    fn conv(&self, input: &Buffer, kernel: &Buffer, dims: &ConvDims) -> Result<Buffer> {
+        match (input, kernel) {
+            (Buffer::F32(x), Buffer::F32(w)) => Ok(Buffer::F32(conv::conv(x, w, dims)?)),
+            (Buffer::F64(x), Buffer::F64(w)) => Ok(Buffer::F64(conv::conv(x, w, dims)?)),
+            (x, w) => Err(crate::error::Error::InvalidArgument {
+                op: "conv",
+                message: format!(
+                    "internal: a {} input and a {} kernel reached the backend (floats only)",
+                    x.dtype(),
+                    w.dtype()
+                ),
+            }),
+        }
     }
 
     fn copy_strided(&self, x: &Buffer, view: &Strided, out_shape: &[usize]) -> Result<Buffer> {

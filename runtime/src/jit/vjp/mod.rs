@@ -8,6 +8,11 @@
 //! sign/floor/ceil/round, integer values), as in Nx, never reach here: `grad.rs` does not let a
 //! gradient flow through them.
 
+mod conv;
+mod site;
+
+pub(crate) use site::{internal, Site};
+
 use crate::allocate::{checked_len, try_alloc};
 use crate::buffer::Buffer;
 use crate::create::on;
@@ -18,42 +23,6 @@ use crate::ir::{BinaryOp, MatmulDims, Op, ReduceOp, ScatterMode, Strided, UnaryO
 use crate::ops::sort::Direction;
 use crate::shape::{numel, strides};
 use crate::tensor::Tensor;
-
-/// What a rule may read: the forward values of the op's inputs and of its result, as
-/// placeholders of the trace, and which inputs want a gradient.
-pub(crate) struct Site<'a> {
-    /// The op's inputs, each with its node's shape.
-    pub inputs: &'a [Tensor],
-    /// The op's result, with the node's shape.
-    pub result: &'a Tensor,
-    /// For each input: does a gradient have to flow there?
-    pub wanted: &'a [bool],
-    /// Where the op ran.
-    pub device: Device,
-}
-
-impl Site<'_> {
-    fn input(&self, i: usize) -> Result<&Tensor> {
-        self.inputs
-            .get(i)
-            .ok_or_else(|| internal(format!("input {i} missing")))
-    }
-
-    fn wants(&self, i: usize) -> bool {
-        self.wanted.get(i).copied().unwrap_or(false)
-    }
-
-    fn zeros(&self, dtype: DType, shape: &[usize]) -> Result<Tensor> {
-        on(self.device).zeros(dtype, shape)
-    }
-}
-
-pub(crate) fn internal(message: impl Into<String>) -> Error {
-    Error::InvalidArgument {
-        op: "grad",
-        message: format!("internal: {}", message.into()),
-    }
-}
 
 /// The gradient of each input of `op` (`None` where none is wanted), given the gradient `g`
 /// of its result.
@@ -81,6 +50,7 @@ pub(crate) fn vjp(op: &Op, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<Ten
         }
         Op::Reduce { op, shape, axes } => Ok(vec![Some(reduce(*op, shape, axes, site, g)?)]),
         Op::Matmul(dims) => matmul(dims, site, g),
+        Op::Conv(dims) => conv::conv(dims, site, g),
         Op::CopyStrided { view, out_shape } => {
             let len = site.input(0)?.size();
             Ok(vec![Some(unview(view, out_shape, len, site, g)?)])
