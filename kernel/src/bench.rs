@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use tensorbook::bench::{self, jit, ops, serving, train, MatmulBench, Progress, Runs};
+use tensorbook::bench::{self, conv, jit, ops, serving, train, MatmulBench, Progress, Runs};
 use tensorbook::contract::env;
 use tensorbook::DType;
 
@@ -203,6 +203,38 @@ pub fn run(what: BenchWhat) -> Result<(), String> {
             }
             Ok(())
         }
+        BenchWhat::Conv {
+            devices,
+            batch,
+            runs,
+            python,
+            json,
+        } => {
+            let config = conv::ConvBench {
+                devices: bench::parse_devices(&devices).map_err(|e| e.to_string())?,
+                batch,
+                runs: Runs {
+                    warmup: 2,
+                    timed: runs,
+                },
+            };
+            let references = time_conv_references(python, &config);
+            let figures = conv::run(&config, &references, &mut Bar { bar: None })
+                .map_err(|e| e.to_string())?;
+            if json {
+                let mut value = figures.report.to_json();
+                value["jit_over_eager"] = per_device(&figures.jit_over_eager);
+                value["step_over_references"] = figures
+                    .step_over_references
+                    .iter()
+                    .map(|(d, name, r)| serde_json::json!({"device": d.to_string(), "reference": name, "ratio": r}))
+                    .collect();
+                println!("{value}");
+            } else {
+                print!("{}", figures.report.table());
+            }
+            Ok(())
+        }
         BenchWhat::Serving {
             devices,
             rows,
@@ -271,6 +303,68 @@ fn time_jax(python: Option<String>, config: &train::TrainBench) -> Result<f64, S
         value["device"].as_str().unwrap_or("?")
     );
     Ok(median)
+}
+
+/// JAX's and PyTorch's medians for `bench conv`, from [`conv::REFERENCE_SCRIPT`] run with the
+/// chosen Python, or why each is missing.
+fn time_conv_references(
+    python: Option<String>,
+    config: &conv::ConvBench,
+) -> Vec<Result<conv::Reference, String>> {
+    let python = python_for_numpy(python);
+    if python == "none" {
+        return vec![Err("JAX and PyTorch: left out (--python none)".into())];
+    }
+    let output = match Command::new(&python)
+        .arg("-c")
+        .arg(conv::REFERENCE_SCRIPT)
+        .arg(config.batch.to_string())
+        .arg(config.runs.warmup.to_string())
+        .arg(config.runs.timed.max(1).to_string())
+        .arg(conv::shapes_json())
+        .output()
+    {
+        Ok(output) => output,
+        Err(e) => return vec![Err(format!("cannot run {python}: {e}"))],
+    };
+    let text = String::from_utf8_lossy(&output.stdout);
+    let line = text.lines().last().unwrap_or("");
+    let value: serde_json::Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(_) => {
+            let err = String::from_utf8_lossy(&output.stderr);
+            return vec![Err(format!(
+                "{python} printed no timing: {}",
+                err.lines().last().unwrap_or("no output")
+            ))];
+        }
+    };
+    if let Some(why) = value["error"].as_str() {
+        return vec![Err(format!("skipped: {why} ({python})"))];
+    }
+    ["jax", "torch"]
+        .iter()
+        .map(|key| {
+            let side = &value[*key];
+            let parsed = side["name"]
+                .as_str()
+                .zip(side["step"].as_f64())
+                .map(|(name, step)| conv::Reference {
+                    name: name.to_string(),
+                    forward: side["forward"]
+                        .as_array()
+                        .map(|a| a.iter().filter_map(|v| v.as_f64()).collect())
+                        .unwrap_or_default(),
+                    step,
+                });
+            parsed.ok_or_else(|| {
+                let why = value[format!("{key}_error")]
+                    .as_str()
+                    .unwrap_or("no figures");
+                format!("{why} ({python})")
+            })
+        })
+        .collect()
 }
 
 /// `{"host:0": ratio, ...}`.

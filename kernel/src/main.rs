@@ -148,6 +148,28 @@ enum BenchWhat {
         #[arg(long)]
         json: bool,
     },
+    /// Convolutions: 2-D convolutions forward (3x3 and 5x5, stride 1 and 2, 1 to 64
+    /// channels) and one SGD step of notebook 06's CNN at batch 256, eager and jit per device,
+    /// beside JAX's jit and PyTorch on the CPU timed in the same run (each skipped with the
+    /// reason where the Python lacks it).
+    Conv {
+        /// Devices in order; unavailable ones are skipped.
+        #[arg(long, default_value = "host")]
+        devices: String,
+        /// Images per training step.
+        #[arg(long, default_value_t = 256)]
+        batch: usize,
+        /// Timed runs per row (the median is reported).
+        #[arg(long, default_value_t = 9)]
+        runs: usize,
+        /// The Python with JAX and PyTorch (the project's .venv by default); `none` leaves
+        /// both out.
+        #[arg(long)]
+        python: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// A serving of notebook 05's network over several devices (one partition each) against
     /// the first device alone, in images per second, in the same run.
     Serving {

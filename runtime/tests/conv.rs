@@ -135,6 +135,14 @@ fn cases() -> Vec<Case> {
                 .kernel_permutation([3, 2, 0, 1])
                 .output_permutation([0, 3, 1, 2])
         }),
+        // A kernel's gradient: a small output of a large, deep kernel (host walks the kernel's
+        // axis and splits the channels over the cores).
+        case(&[1, 64, 20, 20], &[4, 64, 16, 16], || {
+            Conv::new().padding([(1, 0), (0, 0)])
+        }),
+        case(&[2, 3, 9, 30], &[2, 3, 4, 25], || {
+            Conv::new().kernel_dilation([1, 1]).strides(2)
+        }),
         // A first layer of a CNN over 28x28 digits: large enough for host's panels to split.
         case(&[8, 1, 28, 28], &[8, 1, 3, 3], || {
             Conv::new().strides(2).padding([(1, 1), (1, 1)])

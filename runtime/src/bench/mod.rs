@@ -22,6 +22,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::notebook::{display, DisplayHandle, Displayable, Html};
 
+pub mod conv;
 pub mod jit;
 pub mod ops;
 pub mod peak;
