@@ -97,6 +97,7 @@ pub use ops::reduce::TieBreak;
 pub use ops::shape::SplitAt;
 pub use ops::sort::Direction;
 pub use ops::spatial::{Padding, PerAxis};
+pub use ops::window::Window;
 pub use ops::{merge_number, Leftover, Operand};
 pub use parallel::all_reduce::{all_reduce, Reduction};
 pub use parallel::data_parallel::{data_parallel, Combine, DataParallel};

@@ -29,6 +29,7 @@ pub(crate) mod reduce;
 pub(crate) mod shape;
 pub(crate) mod sort;
 pub(crate) mod spatial;
+pub(crate) mod window;
 
 use crate::device::Device;
 use crate::dtype::DType;
