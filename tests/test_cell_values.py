@@ -47,6 +47,26 @@ def test_html_and_svg_as_the_last_value_render(fresh):
     assert "rect" in data["image/svg+xml"] and "image/png" in data, data.keys()
 
 
+def test_a_tensor_as_a_picture_and_a_grid_of_a_batch(fresh):
+    """`t.to_image()?` and `show_images(..)?` as a cell's last value are PNG pictures (a grid
+    with titles adds its figures as HTML), each with a text fallback."""
+    _, kc = fresh
+    data = result_data(kc, "Tensor::iota(DType::F32, &[28, 28], None)?.to_image()?")
+    png = base64.b64decode(data["image/png"])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert (width, height) == (112, 112), (width, height)
+    assert "mapped from [0, 783]" in data["text/plain"], data["text/plain"]
+    data = result_data(
+        kc,
+        "let digits = Tensor::iota(DType::U8, &[12, 28, 28], None)?;\n"
+        'show_images(&digits, &["a", "b", "c<"], 4)?',
+    )
+    assert "12 images 28x28 in 3 x 4" in data["text/plain"], data["text/plain"]
+    assert base64.b64decode(data["image/png"])[:4] == b"\x89PNG"
+    assert data["text/html"].count("<figure") == 12 and "c&lt;" in data["text/html"]
+
+
 def test_the_prelude_names_gradients_devices_and_charts(fresh):
     _, kc = fresh
     reply, outputs = run_cell(

@@ -4,6 +4,7 @@
 //! turns into the cell's rich result. Kept apart so that the core (tensors, ops, backends,
 //! the compiler, the display's text and HTML) knows no notebook.
 
+use crate::image::{Image, ImageGrid};
 use crate::jit::stream::Stream;
 use crate::jit::{Jit, JitOutput};
 use crate::notebook::{Displayable, Html, Svg};
@@ -50,6 +51,22 @@ impl Svg {
 
 impl Html {
     /// The notebook display: the HTML, rendered.
+    #[doc(hidden)]
+    pub fn evcxr_display(&self) {
+        emit_bundle(&self.mime_bundle());
+    }
+}
+
+impl Image {
+    /// The notebook display: the PNG.
+    #[doc(hidden)]
+    pub fn evcxr_display(&self) {
+        emit_bundle(&self.mime_bundle());
+    }
+}
+
+impl ImageGrid {
+    /// The notebook display: the grid's PNG (and the titled figures).
     #[doc(hidden)]
     pub fn evcxr_display(&self) {
         emit_bundle(&self.mime_bundle());
