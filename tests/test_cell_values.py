@@ -55,7 +55,7 @@ def test_a_tensor_as_a_picture_and_a_grid_of_a_batch(fresh):
     png = base64.b64decode(data["image/png"])
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
-    assert (width, height) == (112, 112), (width, height)
+    assert (width, height) == (84, 84), (width, height)
     assert "mapped from [0, 783]" in data["text/plain"], data["text/plain"]
     data = result_data(
         kc,
