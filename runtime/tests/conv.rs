@@ -135,6 +135,20 @@ fn cases() -> Vec<Case> {
                 .kernel_permutation([3, 2, 0, 1])
                 .output_permutation([0, 3, 1, 2])
         }),
+        // Dilated inputs at stride 1 (input gradients; host scatters products, col2im), with
+        // groups, batch groups and cropping.
+        case(&[2, 4, 5, 6], &[6, 2, 3, 2], || {
+            Conv::new()
+                .feature_group_size(2)
+                .input_dilation([2, 2])
+                .padding([(1, 2), (0, -1)])
+        }),
+        case(&[4, 2, 5], &[4, 2, 3], || {
+            Conv::new()
+                .batch_group_size(2)
+                .input_dilation(3)
+                .padding([(2, 2)])
+        }),
         // A kernel's gradient: a small output of a large, deep kernel (host walks the kernel's
         // axis and splits the channels over the cores).
         case(&[1, 64, 20, 20], &[4, 64, 16, 16], || {

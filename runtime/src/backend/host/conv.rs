@@ -138,6 +138,9 @@ pub(super) fn conv<T: Element>(x: &[T], w: &[T], d: &ConvDims) -> Result<HostVec
     if out.is_empty() || depth == 0 {
         return Ok(out);
     }
+    if d.strides.iter().all(|&s| s == 1) && d.input_dilation.iter().any(|&s| s > 1) {
+        return scattered(x, w, d, out);
+    }
     let last = d.kernel.len() - 1;
     // Walk whichever side gives the longer runs: the output's last axis, or the kernel's.
     let by_position = d.output[last] < d.kernel[last];
@@ -272,6 +275,133 @@ pub(super) fn conv<T: Element>(x: &[T], w: &[T], d: &ConvDims) -> Result<HostVec
                 *o = o.add(v);
             }
         }
+    }
+    Ok(out)
+}
+
+/// A convolution of a dilated input at stride 1 (a strided convolution's input gradient, a
+/// transposed convolution), computed without the dilation's zeros: for each batch entry and
+/// group, every kernel tap times every real input entry is one matrix product (the group's
+/// kernel as `[out_channels x taps, channels]` by the input's `[channels, positions]`, read in
+/// place), and each product lands on the output position that tap of that entry reaches
+/// (col2im). im2col would multiply `dilation^axes` times as many zeros.
+fn scattered<T: Element>(
+    x: &[T],
+    w: &[T],
+    d: &ConvDims,
+    mut out: HostVec<T>,
+) -> Result<HostVec<T>> {
+    let (taps, positions) = (numel(&d.kernel), numel(&d.output));
+    let in_size = numel(&d.input);
+    let groups = d.feature_groups.max(d.batch_groups).max(1);
+    let rows = d.out_channels / groups;
+    let channels = d.group_channels();
+    // The kernel as [(out channel, tap), channel], per group.
+    let mut wt = vec![T::ZERO; d.out_channels * taps * channels];
+    for o in 0..d.out_channels {
+        for c in 0..channels {
+            for t in 0..taps {
+                wt[(o * taps + t) * channels + c] = w[(o * channels + c) * taps + t];
+            }
+        }
+    }
+    // Per axis, the output position input entry `i` reaches through tap `k`, at [k * n + i].
+    let reach: Vec<Vec<Option<usize>>> = (0..d.input.len())
+        .map(|a| {
+            let n = d.input[a];
+            (0..n * d.kernel[a])
+                .map(|j| {
+                    let (k, i) = (j / n, j % n);
+                    let q = (i * d.input_dilation[a]) as i64 + d.padding_lo[a]
+                        - (k * d.kernel_dilation[a]) as i64;
+                    usize::try_from(q).ok().filter(|&q| q < d.output[a])
+                })
+                .collect()
+        })
+        .collect();
+    let out_strides = strides(&d.output);
+    let dst = SendPtr(out.as_mut_ptr());
+    let tasks = d.out_batch() * groups;
+    let done = (0..tasks)
+        .into_par_iter()
+        .map_init(Vec::new, |cols: &mut Vec<T>, task| {
+            let (n, g) = (task / groups, task % groups);
+            let first_out = g * rows;
+            let (first_channel, first_batch) = d.groups_of(first_out);
+            let image = &x[((first_batch + n) * d.channels + first_channel) * in_size..];
+            cols.clear();
+            if cols.try_reserve(rows * taps * in_size).is_err() {
+                return false;
+            }
+            cols.resize(rows * taps * in_size, T::ZERO);
+            let lhs = &wt[first_out * taps * channels..];
+            // SAFETY: `lhs` holds (rows x taps) x channels, the input entry's group
+            // channels x in_size (contiguous), `cols` (rows x taps) x in_size.
+            unsafe {
+                gemm::gemm(
+                    rows * taps,
+                    in_size,
+                    channels,
+                    cols.as_mut_ptr(),
+                    1,
+                    in_size as isize,
+                    false,
+                    lhs.as_ptr(),
+                    1,
+                    channels as isize,
+                    image.as_ptr(),
+                    1,
+                    in_size as isize,
+                    T::ZERO,
+                    T::ONE,
+                    false,
+                    false,
+                    false,
+                    gemm::Parallelism::None,
+                );
+            }
+            let base = (n * d.out_channels + first_out) * positions;
+            let last = d.input.len() - 1;
+            let line = d.input[last];
+            let mut k = vec![0; d.kernel.len()];
+            for r in 0..rows {
+                for t in 0..taps {
+                    unravel(t, &d.kernel, &mut k);
+                    let col = &cols[(r * taps + t) * in_size..(r * taps + t + 1) * in_size];
+                    let reach_last = &reach[last][k[last] * line..(k[last] + 1) * line];
+                    // Runs along the input's last axis: the outer axes' place once a run.
+                    for (outer, run) in col.chunks(line.max(1)).enumerate() {
+                        let mut rest = outer;
+                        let mut q = Some(0);
+                        for a in (0..last).rev() {
+                            let i = rest % d.input[a];
+                            rest /= d.input[a];
+                            q = q
+                                .zip(reach[a][k[a] * d.input[a] + i])
+                                .map(|(q, p)| q + p * out_strides[a]);
+                        }
+                        let Some(q) = q else { continue };
+                        for (&v, p) in run.iter().zip(reach_last) {
+                            if let Some(p) = p {
+                                // SAFETY: the position lies in this task's rows of `out`
+                                // (batch entry n, its group's channels), written by it alone.
+                                unsafe {
+                                    let slot = dst.offset(base + r * positions + q + p);
+                                    *slot = (*slot).add(v);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            true
+        })
+        .all(|done| done);
+    if !done {
+        return Err(Error::InvalidArgument {
+            op: "conv",
+            message: format!("no memory for {rows} x {taps} x {in_size} products"),
+        });
     }
     Ok(out)
 }
