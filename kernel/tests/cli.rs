@@ -379,3 +379,60 @@ fn bench_train_sets_jax_beside_host_eager_and_jit() {
         assert!(v["rows"].to_string().contains("skipped"), "{v}");
     }
 }
+
+#[test]
+fn bench_conv_sets_jax_beside_host_convolutions_and_the_cnn_step() {
+    let venv = concat!(env!("CARGO_MANIFEST_DIR"), "/../.venv/bin/python");
+    let with_jax = std::path::Path::new(venv).is_file();
+    let python = if with_jax {
+        venv
+    } else {
+        "/nonexistent/python"
+    };
+    let v = json_of(&[
+        "bench",
+        "conv",
+        "--batch",
+        "16",
+        "--runs",
+        "1",
+        "--devices",
+        "host,cuda",
+        "--python",
+        python,
+        "--json",
+    ]);
+    let measured: Vec<&str> = v["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r["median_ms"].is_number())
+        .filter_map(|r| r["label"].as_str())
+        .collect();
+    assert!(
+        measured.contains(&"conv 256x1x28x28 by 8x1x3x3 /2 @ host:0")
+            && measured.contains(&"cnn sgd step x16 eager @ host:0")
+            && measured.contains(&"cnn sgd step x16 jit @ host:0"),
+        "{v}"
+    );
+    assert!(
+        v["jit_over_eager"]["host:0"]
+            .as_f64()
+            .is_some_and(|r| r > 0.0),
+        "{v}"
+    );
+    let notes = v["notes"].to_string();
+    if with_jax {
+        let jax = v["step_over_references"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|r| r["reference"].to_string().contains("JAX")));
+        assert!(
+            jax,
+            "JAX is pinned in the project's .venv, so it is timed: {v}"
+        );
+        // PyTorch is optional: timed when installed, otherwise a note says why not.
+        assert!(notes.contains("PyTorch"), "{v}");
+    } else {
+        assert!(notes.contains("/nonexistent/python"), "{v}");
+    }
+}

@@ -4,18 +4,18 @@
 //! jit per device, beside JAX's `jit` (XLA's CPU convolutions) and PyTorch on the CPU (oneDNN)
 //! when the chosen Python has them, timed in the same invocation.
 
-use super::{measure, Progress, Report, Row, Runs};
+use super::{measure, Progress, Report, Row};
 use crate::client::client_info;
 use crate::create::on;
 use crate::device::Device;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::jit::grad::value_and_grad_wrt;
-use crate::jit::{jit, Jit};
+use crate::jit::Jit;
 use crate::ops::conv::Conv;
 use crate::tensor::Tensor;
 
-use super::train::one_hot;
+use super::train::{one_hot, sgd_update};
 
 /// The CNN's channels, from the digit's one to the ten logits.
 pub const CHANNELS: [usize; 6] = [1, 8, 16, 32, 64, 10];
@@ -156,39 +156,11 @@ pub fn cnn_step(learning_rate: f64) -> Jit<Vec<Tensor>> {
         },
         &wanted,
     );
-    jit(move |a: &[Tensor]| {
-        let (value, grads) = loss.call(a)?;
-        let mut out = vec![value];
-        for (p, g) in a.iter().zip(&grads) {
-            out.push(p.subtract(&g.multiply(learning_rate)?)?);
-        }
-        Ok(out)
-    })
+    sgd_update(loss, learning_rate)
 }
 
-/// What to run.
-#[derive(Clone, Debug)]
-pub struct ConvBench {
-    /// Devices in order; unavailable ones become skipped rows.
-    pub devices: Vec<Device>,
-    /// Images per training step (256 in the target).
-    pub batch: usize,
-    /// Warm-up and timed runs.
-    pub runs: Runs,
-}
-
-impl Default for ConvBench {
-    fn default() -> ConvBench {
-        ConvBench {
-            devices: vec![Device::host(0)],
-            batch: 256,
-            runs: Runs {
-                warmup: 2,
-                timed: 9,
-            },
-        }
-    }
-}
+/// What to run: the devices, the images per training step (256 in the target) and the runs.
+pub type ConvBench = super::train::TrainBench;
 
 /// Median seconds of one library's side: each forward shape (as [`SHAPES`]) and the step.
 #[derive(Clone, Debug, PartialEq)]

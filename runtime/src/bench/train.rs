@@ -48,6 +48,12 @@ pub fn sgd_step(learning_rate: f64) -> Jit<Vec<Tensor>> {
         },
         &[0, 1, 2, 3],
     );
+    sgd_update(loss, learning_rate)
+}
+
+/// A compiled SGD step around `loss` (the value and gradients of a function of `[params..,
+/// data..]` with respect to the parameters): `[loss, params - learning_rate * grads..]`.
+pub fn sgd_update(loss: Jit<(Tensor, Vec<Tensor>)>, learning_rate: f64) -> Jit<Vec<Tensor>> {
     jit(move |a: &[Tensor]| {
         let (value, grads) = loss.call(a)?;
         let mut out = vec![value];
@@ -94,7 +100,7 @@ pub fn one_hot(labels: &Tensor, classes: usize) -> Result<Tensor> {
 pub struct TrainBench {
     /// Devices in order; unavailable ones become skipped rows.
     pub devices: Vec<Device>,
-    /// Images per step (10,000 in the target).
+    /// Images per step (10,000 in `bench train`'s target, 256 in `bench conv`'s).
     pub batch: usize,
     /// Warm-up and timed runs.
     pub runs: Runs,
