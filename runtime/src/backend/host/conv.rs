@@ -33,74 +33,42 @@ fn source_offsets(d: &ConvDims) -> Vec<Vec<Option<usize>>> {
         .collect()
 }
 
-/// Appends one panel row: the entries of `plane` that tap `k` (per axis) reads for the output
-/// positions `from..to`, zeros where it reads padding. The positions are walked as runs along
-/// the last axis, so each entry costs one table lookup.
-fn push_row<T: Element>(
-    row: &mut Vec<T>,
+/// Appends the entries of `plane` one panel row or column reads, zeros where it reads
+/// padding: the flat indices `from..to` over the `walked` sizes (the output's, for a row of one
+/// tap; the kernel's, for a column of one output position), with `fixed` the other side's
+/// coordinate on each axis and `offsets[a]` laid out `[fixed * walked[a] + coordinate]`.
+/// Indices are walked as runs along the last axis, so each entry costs one table lookup.
+fn push_entries<T: Element>(
+    dst: &mut Vec<T>,
     plane: &[T],
-    d: &ConvDims,
     offsets: &[Vec<Option<usize>>],
-    k: &[usize],
+    walked: &[usize],
+    fixed: &[usize],
     (from, to): (usize, usize),
 ) {
-    let last = d.output.len() - 1;
-    let outs = d.output[last];
-    let line = &offsets[last][k[last] * outs..(k[last] + 1) * outs];
+    let last = walked.len() - 1;
+    let len = walked[last];
+    let line = &offsets[last][fixed[last] * len..(fixed[last] + 1) * len];
     let mut p = from;
     while p < to {
-        let (mut outer, y0) = (p / outs, p % outs);
-        let run = (outs - y0).min(to - p);
+        let (mut outer, first) = (p / len, p % len);
+        let run = (len - first).min(to - p);
         let mut base = Some(0);
         for a in (0..last).rev() {
-            let y = outer % d.output[a];
-            outer /= d.output[a];
+            let at = outer % walked[a];
+            outer /= walked[a];
             base = base
-                .zip(offsets[a][k[a] * d.output[a] + y])
+                .zip(offsets[a][fixed[a] * walked[a] + at])
                 .map(|(b, o)| b + o);
         }
         match base {
-            Some(base) => row.extend(line[y0..y0 + run].iter().map(|o| match o {
+            Some(base) => dst.extend(line[first..first + run].iter().map(|o| match o {
                 Some(o) => plane[base + o],
                 None => T::ZERO,
             })),
-            None => row.extend(std::iter::repeat_n(T::ZERO, run)),
+            None => dst.extend(std::iter::repeat_n(T::ZERO, run)),
         }
         p += run;
-    }
-}
-
-/// Appends one panel column: the entries of `plane` that every tap reads for the output
-/// position `y` (per axis), zeros for padding, walked as runs along the kernel's last axis
-/// (`offsets` laid out `[y * taps + k]`). For small outputs of large kernels (a kernel's
-/// gradient), where the positions give runs too short to walk.
-fn push_column<T: Element>(
-    column: &mut Vec<T>,
-    plane: &[T],
-    d: &ConvDims,
-    offsets: &[Vec<Option<usize>>],
-    y: &[usize],
-) {
-    let last = d.kernel.len() - 1;
-    let taps = d.kernel[last];
-    let line = &offsets[last][y[last] * taps..(y[last] + 1) * taps];
-    for outer in 0..numel(&d.kernel[..last]) {
-        let mut rest = outer;
-        let mut base = Some(0);
-        for a in (0..last).rev() {
-            let k = rest % d.kernel[a];
-            rest /= d.kernel[a];
-            base = base
-                .zip(offsets[a][y[a] * d.kernel[a] + k])
-                .map(|(b, o)| b + o);
-        }
-        match base {
-            Some(base) => column.extend(line.iter().map(|o| match o {
-                Some(o) => plane[base + o],
-                None => T::ZERO,
-            })),
-            None => column.extend(std::iter::repeat_n(T::ZERO, taps)),
-        }
     }
 }
 
@@ -194,14 +162,16 @@ pub(super) fn conv<T: Element>(x: &[T], w: &[T], d: &ConvDims) -> Result<HostVec
             for q in p.from..p.to {
                 unravel(q, &d.output, &mut at);
                 for c in p.channels.clone() {
-                    push_column(panel, plane(c), d, &offsets, &at);
+                    // A column: every tap for one output position (a kernel's gradient, whose
+                    // positions give runs too short to walk).
+                    push_entries(panel, plane(c), &offsets, &d.kernel, &at, (0, taps));
                 }
             }
         } else {
             for c in p.channels.clone() {
                 for tap in 0..taps {
                     unravel(tap, &d.kernel, &mut at);
-                    push_row(panel, plane(c), d, &offsets, &at, (p.from, p.to));
+                    push_entries(panel, plane(c), &offsets, &d.output, &at, (p.from, p.to));
                 }
             }
         }
