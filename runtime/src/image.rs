@@ -116,27 +116,45 @@ fn interleaved(levels: &[u8], channels: usize, channels_first: bool) -> Vec<u8> 
         .collect()
 }
 
+/// A zeroed buffer of `w * h * c` bytes, or the error for a picture too large to hold (a
+/// refused allocation, never an abort).
+fn picture_bytes(op: &'static str, w: usize, h: usize, c: usize, fill: u8) -> Result<Vec<u8>> {
+    let len = w.checked_mul(h).and_then(|n| n.checked_mul(c));
+    let mut bytes = Vec::new();
+    match len {
+        Some(len) if bytes.try_reserve_exact(len).is_ok() => {
+            bytes.resize(len, fill);
+            Ok(bytes)
+        }
+        _ => Err(refuse(
+            op,
+            format!("a {w}x{h} picture is too large to hold"),
+        )),
+    }
+}
+
 /// `p` scaled up by a whole factor until its longer side reaches [`MIN_SIDE`] (at most 8x).
-fn enlarged(p: &Pixels) -> Pixels {
+fn enlarged(op: &'static str, p: &Pixels) -> Result<Pixels> {
     let side = p.width.max(p.height).max(1);
     let factor = MIN_SIDE.div_ceil(side).clamp(1, 8);
     if factor == 1 {
-        return p.clone();
+        return Ok(p.clone());
     }
     let (w, h, c) = (p.width * factor, p.height * factor, p.channels);
-    let mut bytes = Vec::with_capacity(w * h * c);
+    let mut bytes = picture_bytes(op, w, h, c, 0)?;
+    bytes.clear();
     for y in 0..h {
         for x in 0..w {
             let at = ((y / factor) * p.width + x / factor) * c;
             bytes.extend_from_slice(&p.bytes[at..at + c]);
         }
     }
-    Pixels {
+    Ok(Pixels {
         width: w,
         height: h,
         bytes,
         ..p.clone()
-    }
+    })
 }
 
 /// PNG bytes of `p`.
@@ -174,7 +192,7 @@ impl Tensor {
     /// from their range (the text form says which). Small images are scaled up by whole pixels.
     pub fn to_image(&self) -> Result<Image> {
         let p = pixels("to_image", self)?;
-        let png = encode("to_image", &enlarged(&p))?;
+        let png = encode("to_image", &enlarged("to_image", &p)?)?;
         let kind = match p.channels {
             1 => "grey",
             3 => "RGB",
@@ -249,7 +267,10 @@ pub fn show_images(batch: &Tensor, titles: &[&str], columns: usize) -> Result<Im
             mapping: mapping.clone(),
         })
         .collect();
-    let images: Vec<Pixels> = images.iter().map(enlarged).collect();
+    let images: Vec<Pixels> = images
+        .iter()
+        .map(|p| enlarged(op, p))
+        .collect::<Result<_>>()?;
     let columns = match columns {
         0 => (shown as f64).sqrt().ceil() as usize,
         c => c,
@@ -263,7 +284,7 @@ pub fn show_images(batch: &Tensor, titles: &[&str], columns: usize) -> Result<Im
         width: gw,
         height: gh,
         channels: c,
-        bytes: vec![255; gw * gh * c],
+        bytes: picture_bytes(op, gw, gh, c, 255)?,
         mapping: images[0].mapping.clone(),
     };
     for (i, img) in images.iter().enumerate() {

@@ -289,6 +289,14 @@ fn scattered<T: Element>(
                 .collect()
         })
         .collect();
+    // A task's products: every tap times every input entry, which can exceed any tensor.
+    let products = rows
+        .checked_mul(taps)
+        .and_then(|n| n.checked_mul(in_size))
+        .ok_or_else(|| Error::InvalidArgument {
+            op: "conv",
+            message: format!("{rows} x {taps} x {in_size} products do not fit in memory"),
+        })?;
     let out_strides = strides(&d.output);
     let dst = SendPtr(out.as_mut_ptr());
     let tasks = d.out_batch() * groups;
@@ -300,10 +308,10 @@ fn scattered<T: Element>(
             let (first_channel, first_batch) = d.groups_of(first_out);
             let image = &x[((first_batch + n) * d.channels + first_channel) * in_size..];
             cols.clear();
-            if cols.try_reserve(rows * taps * in_size).is_err() {
+            if cols.try_reserve(products).is_err() {
                 return false;
             }
-            cols.resize(rows * taps * in_size, T::ZERO);
+            cols.resize(products, T::ZERO);
             let lhs = &wt[first_out * taps * channels..];
             // SAFETY: `lhs` holds (rows x taps) x channels, the input entry's group
             // channels x in_size (contiguous), `cols` (rows x taps) x in_size.
