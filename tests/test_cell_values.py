@@ -9,8 +9,8 @@ from conftest import error_of, run_cell, started_kernel, stdout_of
 
 @pytest.fixture(scope="module")
 def fresh():
-    """A kernel of its own: its first cell with a `?` is the chart, the case evcxr used to
-    show as Debug text (vendor patch 18)."""
+    """A kernel of its own: its first cell with a `?` is the chart, with a `?` in a `let`
+    before it too, the case evcxr used to show as Debug text (vendor patches 18 and 21)."""
     yield from started_kernel()
 
 
@@ -26,7 +26,8 @@ def test_a_chart_as_the_last_value_carries_svg_and_png(fresh):
     _, kc = fresh
     data = result_data(
         kc,
-        "let points: Vec<(f64, f64)> = (0..50).map(|i| (i as f64, (i as f64 / 10.0).sin())).collect();\n"
+        "let scale = tensor![1.0]?.sum(..)?.to_scalar::<f32>()? as f64;\n"
+        "let points: Vec<(f64, f64)> = (0..50).map(|i| (i as f64, scale * (i as f64 / 10.0).sin())).collect();\n"
         'line_chart("a sine", "x", "sin x", &[("sin", &points)])?',
     )
     assert "<svg" in data["image/svg+xml"] and "a sine" in data["image/svg+xml"]

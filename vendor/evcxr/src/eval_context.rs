@@ -1339,8 +1339,12 @@ impl EvalContext {
                 // tensorbook patch 18: a `?` in the final expression of the session's first
                 // cell that uses one fails for want of the `?` wrapper, not of `evcxr_display`;
                 // taking the fallback then showed the value as its Debug text.
+                // tensorbook patch 21: when a `?` earlier in the same cell turned the wrapper on
+                // in this round, the final expression's E0277 is the same want: retry first.
                 CodeKind::WithFallback(_)
-                    if error.code() == Some("E0277") && !state.allow_question_mark =>
+                    if error.code() == Some("E0277")
+                        && (!state.allow_question_mark
+                            || fixed_errors.contains("Allow question mark")) =>
                 {
                     state.allow_question_mark = true;
                     fixed_errors.insert("Allow question mark");
