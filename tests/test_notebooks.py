@@ -244,3 +244,53 @@ def test_05_training_an_mlp(nb05):
         assert replica.count(f"on {device}") == 4, replica
     after = next(l for l in lines if l.startswith("validation accuracy after 20 data-parallel"))
     assert float(after.split(":")[1].split("%")[0]) > 50.0, after
+
+
+@pytest.fixture(scope="module")
+def nb06():
+    return execute("06-convolutions.ipynb")
+
+
+def pictures(cell):
+    """The cell's pictures: PNG outputs that are not charts (a chart carries a PNG beside its
+    SVG)."""
+    return [o for o in cell.get("outputs", [])
+            if o["output_type"] in ("execute_result", "display_data")
+            and "image/png" in o["data"] and "image/svg+xml" not in o["data"]]
+
+
+def test_06_convolutions(nb06):
+    check_clean(nb06)
+    code = [c for c in nb06.cells if c.cell_type == "code"]
+    out = "\n".join(texts(nb06))
+    assert "train: f32[8000][1][28][28] on host:0" in out
+    assert "valid: f32[2000][1][28][28] on host:0" in out
+    # Pictures: the digits, the edges, the filters and the mistakes reach the notebook as PNGs.
+    pictured = [c.source.splitlines()[0] for c in code if pictures(c)]
+    assert len(pictured) == 4, pictured
+    assert "f32[1][1][28][28] on host:0 conv f32[2][1][3][3] on host:0 = f32[1][2][26][26] on host:0" in out
+    line = next(l for l in out.splitlines() if l.startswith("largest difference between im2col and conv"))
+    assert float(line.split(":")[1]) < 1e-5, line
+    assert "im2col equals conv" in out
+    # Both CNNs trained epoch by epoch, each with its own live chart redrawn in place.
+    for epoch in (1, 2, 3):
+        assert f"stride-2 CNN, epoch {epoch}: validation accuracy" in out
+    for epoch in range(1, 9):
+        assert f"pooling CNN, epoch {epoch}: validation accuracy" in out
+    charts = [o["data"]["image/svg+xml"] for c in code for o in c.get("outputs", [])
+              if o["output_type"] == "display_data" and "image/svg+xml" in o["data"]]
+    assert sum("stride-2 CNN" in c for c in charts) == 1 and sum("pooling CNN" in c for c in charts) >= 1
+    assert "SYNTHETIC" not in out, out
+    final = next(l for l in out.splitlines() if l.startswith("final validation accuracy"))
+    accuracy = float(final.split(":")[1].split("%")[0])
+    assert accuracy > 97.0, final
+    assert "trained: above 97% on digits it never saw" in out
+    wrong = next(l for l in out.splitlines() if "held-out digits misclassified" in l)
+    assert int(wrong.split()[0]) == round(2000 * (100 - accuracy) / 100), (wrong, final)
+    for model in ("stride-2 CNN", "pooling CNN"):
+        line = next(l for l in out.splitlines() if l.startswith(f"{model}, batch of 64: eager"))
+        assert line.endswith("x eager"), line
+    if GPU:
+        assert "cuda:0: one epoch" in out and "No GPU here" not in out
+    else:
+        assert "No GPU here" in out and "cuda:0: one epoch" not in out

@@ -234,12 +234,52 @@ impl Tensor {
     }
 }
 
+/// The titles of [`show_images`]: `()` for none, or a slice, array or `Vec` of `&str` or
+/// `String` (so a cell's `Vec<String>` of labels goes in as it is: a notebook keeps its
+/// variables, and a `Vec<&str>` borrowing another variable could not be kept).
+pub trait Titles {
+    /// The titles in order.
+    fn titles(&self) -> Vec<&str>;
+}
+
+impl Titles for () {
+    fn titles(&self) -> Vec<&str> {
+        Vec::new()
+    }
+}
+
+impl<S: AsRef<str>> Titles for [S] {
+    fn titles(&self) -> Vec<&str> {
+        self.iter().map(AsRef::as_ref).collect()
+    }
+}
+
+impl<S: AsRef<str>, const N: usize> Titles for [S; N] {
+    fn titles(&self) -> Vec<&str> {
+        self.iter().map(AsRef::as_ref).collect()
+    }
+}
+
+impl<S: AsRef<str>> Titles for Vec<S> {
+    fn titles(&self) -> Vec<&str> {
+        self.iter().map(AsRef::as_ref).collect()
+    }
+}
+
+impl<T: Titles + ?Sized> Titles for &T {
+    fn titles(&self) -> Vec<&str> {
+        (**self).titles()
+    }
+}
+
 /// A grid of the images in `batch` (`[n, h, w]`, `[n, h, w, c]` or `[n, c, h, w]`), fast.ai's
 /// `show_images`: at most [`GRID_LIMIT`] of them, `columns` to a row (0 picks a square-ish
-/// grid), each titled by `titles[i]` when given (an HTML figure per image; the PNG of the grid
-/// is there for frontends that show no HTML). Every image is mapped from the batch's range.
-pub fn show_images(batch: &Tensor, titles: &[&str], columns: usize) -> Result<ImageGrid> {
+/// grid), each titled by the `titles` when given (`()` for none; an HTML figure per image, the
+/// PNG of the grid there for frontends that show no HTML). Every image is mapped from the
+/// batch's range.
+pub fn show_images(batch: &Tensor, titles: impl Titles, columns: usize) -> Result<ImageGrid> {
     let op = "show_images";
+    let titles = titles.titles();
     if batch.rank() < 3 {
         return Err(refuse(
             op,
@@ -309,7 +349,7 @@ pub fn show_images(batch: &Tensor, titles: &[&str], columns: usize) -> Result<Im
     } else {
         let mut html = String::from("<div style=\"display:flex;flex-wrap:wrap;gap:6px\">");
         for (i, img) in images.iter().enumerate() {
-            let title = titles.get(i).copied().unwrap_or("");
+            let title = titles.get(i).copied().unwrap_or_default();
             html.push_str(&format!(
                 "<figure style=\"margin:0;text-align:center\"><img src=\"data:image/png;base64,{}\" \
                  style=\"image-rendering:pixelated\"/><figcaption>{}</figcaption></figure>",
@@ -414,7 +454,7 @@ mod tests {
         let batch = on(Device::BINARY)
             .zeros(DType::F32, &[150, 28, 28])
             .unwrap();
-        let grid = show_images(&batch, &["a"; 150], 0).unwrap();
+        let grid = show_images(&batch, ["a"; 150], 0).unwrap();
         assert!(grid.text.contains("the first 100 of 150"), "{}", grid.text);
         let (w, h, _, _) = decoded(grid.png());
         // 10 x 10 tiles of 84 pixels with 4-pixel gaps.
@@ -432,7 +472,7 @@ mod tests {
         assert!(t.to_image().is_err());
         let empty = place.zeros(DType::F32, &[0, 4]).unwrap();
         assert!(empty.to_image().is_err());
-        assert!(show_images(&place.zeros(DType::F32, &[0, 4, 4]).unwrap(), &[], 0).is_err());
+        assert!(show_images(&place.zeros(DType::F32, &[0, 4, 4]).unwrap(), (), 0).is_err());
     }
 
     #[test]

@@ -79,7 +79,7 @@ pub use display::{print_limit, set_print_limit};
 pub use dtype::DType;
 pub use element::{Element, Float};
 pub use error::{Error, Result};
-pub use image::{show_images, Image, ImageGrid};
+pub use image::{show_images, Image, ImageGrid, Titles};
 pub use interrupt::sleep;
 pub use jit::grad::{custom_grad, grad, grad_wrt, value_and_grad, value_and_grad_wrt};
 pub use jit::stream::{stream, stream_cached, Stream};
