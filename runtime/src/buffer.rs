@@ -9,6 +9,16 @@ pub use crate::host_vec::HostVec;
 pub enum Buffer {
     /// `u8` elements.
     U8(HostVec<u8>),
+    /// `u16` elements.
+    U16(HostVec<u16>),
+    /// `u32` elements.
+    U32(HostVec<u32>),
+    /// `u64` elements.
+    U64(HostVec<u64>),
+    /// `s8` elements.
+    S8(HostVec<i8>),
+    /// `s16` elements.
+    S16(HostVec<i16>),
     /// `s32` elements.
     S32(HostVec<i32>),
     /// `s64` elements.
@@ -24,6 +34,11 @@ macro_rules! with_buffer {
     ($buf:expr, $v:ident => $body:expr) => {
         match $buf {
             $crate::buffer::Buffer::U8($v) => $body,
+            $crate::buffer::Buffer::U16($v) => $body,
+            $crate::buffer::Buffer::U32($v) => $body,
+            $crate::buffer::Buffer::U64($v) => $body,
+            $crate::buffer::Buffer::S8($v) => $body,
+            $crate::buffer::Buffer::S16($v) => $body,
             $crate::buffer::Buffer::S32($v) => $body,
             $crate::buffer::Buffer::S64($v) => $body,
             $crate::buffer::Buffer::F32($v) => $body,
@@ -38,6 +53,26 @@ macro_rules! with_dtype {
         match $dtype {
             $crate::dtype::DType::U8 => {
                 type $t = u8;
+                $body
+            }
+            $crate::dtype::DType::U16 => {
+                type $t = u16;
+                $body
+            }
+            $crate::dtype::DType::U32 => {
+                type $t = u32;
+                $body
+            }
+            $crate::dtype::DType::U64 => {
+                type $t = u64;
+                $body
+            }
+            $crate::dtype::DType::S8 => {
+                type $t = i8;
+                $body
+            }
+            $crate::dtype::DType::S16 => {
+                type $t = i16;
                 $body
             }
             $crate::dtype::DType::S32 => {
@@ -66,6 +101,11 @@ impl Buffer {
     pub fn dtype(&self) -> DType {
         match self {
             Buffer::U8(_) => DType::U8,
+            Buffer::U16(_) => DType::U16,
+            Buffer::U32(_) => DType::U32,
+            Buffer::U64(_) => DType::U64,
+            Buffer::S8(_) => DType::S8,
+            Buffer::S16(_) => DType::S16,
             Buffer::S32(_) => DType::S32,
             Buffer::S64(_) => DType::S64,
             Buffer::F32(_) => DType::F32,
@@ -92,10 +132,7 @@ impl Buffer {
     pub fn to_le_bytes(&self) -> Vec<u8> {
         match self {
             Buffer::U8(v) => v.to_vec(),
-            Buffer::S32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-            Buffer::S64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-            Buffer::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-            Buffer::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            other => with_buffer!(other, v => v.iter().flat_map(|x| x.to_le_bytes()).collect()),
         }
     }
 }

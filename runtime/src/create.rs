@@ -224,11 +224,14 @@ impl Factory {
             return Err(invalid("low must be below high".into()));
         }
         let (min, max_excl) = match dtype {
-            DType::U8 => (0.0, 256.0),
-            DType::S32 => (i32::MIN as f64, -(i32::MIN as f64)),
-            DType::S64 => (i64::MIN as f64, -(i64::MIN as f64)),
             DType::F32 => (-(f32::MAX as f64), f32::MAX as f64),
             DType::F64 => (f64::MIN, f64::MAX),
+            // Powers of two, exact in f64: [0, 2^bits) or [-2^(bits-1), 2^(bits-1)).
+            int if int.is_unsigned() => (0.0, 2f64.powi(int.bits() as i32)),
+            int => (
+                -(2f64.powi(int.bits() as i32 - 1)),
+                2f64.powi(int.bits() as i32 - 1),
+            ),
         };
         if low < min || high > max_excl {
             return Err(invalid(format!("{dtype} holds [{min}, {max_excl}]")));

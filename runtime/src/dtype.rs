@@ -8,6 +8,16 @@ use std::fmt;
 pub enum DType {
     /// Unsigned 8-bit integer (`u8`); also the result type of comparisons.
     U8,
+    /// Unsigned 16-bit integer (`u16`).
+    U16,
+    /// Unsigned 32-bit integer (`u32`): random keys, and the sum of smaller unsigned integers.
+    U32,
+    /// Unsigned 64-bit integer (`u64`).
+    U64,
+    /// Signed 8-bit integer (`s8`).
+    S8,
+    /// Signed 16-bit integer (`s16`).
+    S16,
     /// Signed 32-bit integer (`s32`).
     S32,
     /// Signed 64-bit integer (`s64`).
@@ -18,28 +28,100 @@ pub enum DType {
     F64,
 }
 
+/// A dtype's kind, in the order Nx's `merge` ranks kinds: unsigned below signed below float.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Unsigned,
+    Signed,
+    Float,
+}
+
 impl DType {
-    /// Every dtype the runtime has, in promotion order.
-    pub const ALL: [DType; 5] = [DType::U8, DType::S32, DType::S64, DType::F32, DType::F64];
+    /// Every dtype the runtime has: unsigned, signed, then float, each narrowest first.
+    pub const ALL: [DType; 10] = [
+        DType::U8,
+        DType::U16,
+        DType::U32,
+        DType::U64,
+        DType::S8,
+        DType::S16,
+        DType::S32,
+        DType::S64,
+        DType::F32,
+        DType::F64,
+    ];
 
     /// Size of one element in bytes.
     pub fn size_in_bytes(self) -> usize {
         match self {
-            DType::U8 => 1,
-            DType::S32 | DType::F32 => 4,
-            DType::S64 | DType::F64 => 8,
+            DType::U8 | DType::S8 => 1,
+            DType::U16 | DType::S16 => 2,
+            DType::U32 | DType::S32 | DType::F32 => 4,
+            DType::U64 | DType::S64 | DType::F64 => 8,
         }
+    }
+
+    fn kind(self) -> Kind {
+        match self {
+            DType::U8 | DType::U16 | DType::U32 | DType::U64 => Kind::Unsigned,
+            DType::S8 | DType::S16 | DType::S32 | DType::S64 => Kind::Signed,
+            DType::F32 | DType::F64 => Kind::Float,
+        }
+    }
+
+    /// The dtype of `kind` with `bits` bits (integers up to 64, floats 32 or 64).
+    fn of(kind: Kind, bits: usize) -> DType {
+        match (kind, bits) {
+            (Kind::Unsigned, 0..=8) => DType::U8,
+            (Kind::Unsigned, 9..=16) => DType::U16,
+            (Kind::Unsigned, 17..=32) => DType::U32,
+            (Kind::Unsigned, _) => DType::U64,
+            (Kind::Signed, 0..=8) => DType::S8,
+            (Kind::Signed, 9..=16) => DType::S16,
+            (Kind::Signed, 17..=32) => DType::S32,
+            (Kind::Signed, _) => DType::S64,
+            (Kind::Float, 0..=32) => DType::F32,
+            (Kind::Float, _) => DType::F64,
+        }
+    }
+
+    /// Size of one element in bits.
+    pub fn bits(self) -> usize {
+        self.size_in_bytes() * 8
     }
 
     /// True for f32 and f64.
     pub fn is_float(self) -> bool {
-        matches!(self, DType::F32 | DType::F64)
+        self.kind() == Kind::Float
     }
 
-    /// The type both operands are converted to before a binary op, as in Nx: floats win over
-    /// integers, the wider type wins within a kind.
+    /// True for the integer dtypes, signed or not.
+    pub fn is_integer(self) -> bool {
+        !self.is_float()
+    }
+
+    /// True for u8, u16, u32 and u64.
+    pub fn is_unsigned(self) -> bool {
+        self.kind() == Kind::Unsigned
+    }
+
+    /// The type both operands are converted to before a binary op, Nx's `Nx.Type.merge`: the
+    /// wider type within a kind; floats win over integers; an unsigned and a signed integer
+    /// meet in a signed type twice the unsigned one's width (at most 64 bits), so `u8 + s8` is
+    /// `s16` and `u32 + s32` is `s64`.
     pub fn promote(self, other: DType) -> DType {
-        self.max(other)
+        let (low, high) = if self.kind() <= other.kind() {
+            (self, other)
+        } else {
+            (other, self)
+        };
+        match (low.kind(), high.kind()) {
+            (a, b) if a == b => DType::of(a, low.bits().max(high.bits())),
+            (Kind::Unsigned, Kind::Signed) => {
+                DType::of(Kind::Signed, (low.bits() * 2).min(64).max(high.bits()))
+            }
+            _ => high,
+        }
     }
 
     /// The float type an integer is converted to for float-only ops (exp, divide, mean...).
@@ -51,21 +133,27 @@ impl DType {
         }
     }
 
-    /// The result type of sum and product, Nx's `Nx.Type.to_aggregate`: signed integers keep
-    /// 32 bits (wrapping as Nx wraps) unless they already have 64, floats keep their type. Nx
-    /// sums `u8` into `u32`; tensorbook has no `u32` yet, so `u8` sums into `s64`, which holds
-    /// every `u32` total exactly (it differs from Nx only past 2^32, where `u32` wraps).
+    /// The result type of sum and product, Nx's `Nx.Type.to_aggregate`: unsigned integers
+    /// narrower than 64 bits sum into `u32`, signed ones into `s32` (wrapping as Nx wraps), the
+    /// 64-bit ones into `s64` (`u64` too, as in Nx), floats keep their type.
     pub fn accumulator(self) -> DType {
         match self {
-            DType::U8 => DType::S64,
-            other => other,
+            DType::U8 | DType::U16 | DType::U32 => DType::U32,
+            DType::S8 | DType::S16 | DType::S32 => DType::S32,
+            DType::U64 | DType::S64 => DType::S64,
+            float => float,
         }
     }
 
-    /// Parses the Nx name (`"f32"`, `"s64"`, ...).
+    /// Parses the Nx name (`"f32"`, `"s64"`, `"u32"`...).
     pub fn parse(name: &str) -> Option<DType> {
         Some(match name {
             "u8" => DType::U8,
+            "u16" => DType::U16,
+            "u32" => DType::U32,
+            "u64" => DType::U64,
+            "s8" | "i8" => DType::S8,
+            "s16" | "i16" => DType::S16,
             "s32" | "i32" => DType::S32,
             "s64" | "i64" => DType::S64,
             "f32" => DType::F32,
@@ -73,17 +161,27 @@ impl DType {
             _ => return None,
         })
     }
-}
 
-impl fmt::Display for DType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+    /// The Nx name.
+    pub fn name(self) -> &'static str {
+        match self {
             DType::U8 => "u8",
+            DType::U16 => "u16",
+            DType::U32 => "u32",
+            DType::U64 => "u64",
+            DType::S8 => "s8",
+            DType::S16 => "s16",
             DType::S32 => "s32",
             DType::S64 => "s64",
             DType::F32 => "f32",
             DType::F64 => "f64",
-        })
+        }
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -97,8 +195,32 @@ mod tests {
         assert_eq!(DType::S64.promote(DType::F32), DType::F32);
         assert_eq!(DType::F32.promote(DType::F64), DType::F64);
         assert_eq!(DType::S32.to_float(), DType::F32);
-        assert_eq!(DType::U8.accumulator(), DType::S64);
+        assert_eq!(DType::U8.accumulator(), DType::U32);
         assert_eq!(DType::S32.accumulator(), DType::S32);
         assert_eq!(DType::S64.accumulator(), DType::S64);
+    }
+
+    /// `Nx.Type.merge`'s documented examples and the unsigned/signed rule.
+    #[test]
+    fn mixed_integer_promotion_follows_nx() {
+        use DType::*;
+        assert_eq!(U8.promote(S8), S16);
+        assert_eq!(S8.promote(U8), S16);
+        assert_eq!(U16.promote(S8), S32);
+        assert_eq!(U32.promote(S32), S64);
+        assert_eq!(U64.promote(S8), S64);
+        assert_eq!(U8.promote(S64), S64);
+        assert_eq!(U8.promote(U32), U32);
+        assert_eq!(S16.promote(S8), S16);
+        assert_eq!(U64.promote(F32), F32);
+        assert_eq!(S8.promote(F64), F64);
+        for a in DType::ALL {
+            for b in DType::ALL {
+                assert_eq!(a.promote(b), b.promote(a), "{a} {b}");
+            }
+        }
+        assert_eq!(U16.accumulator(), U32);
+        assert_eq!(U64.accumulator(), S64);
+        assert_eq!(S8.accumulator(), S32);
     }
 }

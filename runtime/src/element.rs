@@ -34,6 +34,10 @@ pub trait Element:
     fn from_f64(v: f64) -> Self;
     /// Converts from i64 with wrapping semantics for integers.
     fn from_i64(v: i64) -> Self;
+    /// Converts to u64 (`as` semantics); what a `u64` past `i64::MAX` converts through.
+    fn to_u64(self) -> u64;
+    /// Converts from u64 with `as` semantics (wrapping for integers, nearest for floats).
+    fn from_u64(v: u64) -> Self;
     /// Addition (wrapping for integers).
     fn add(self, o: Self) -> Self;
     /// Subtraction (wrapping for integers).
@@ -128,6 +132,12 @@ macro_rules! float_element {
             fn from_i64(v: i64) -> Self {
                 v as $t
             }
+            fn to_u64(self) -> u64 {
+                self as u64
+            }
+            fn from_u64(v: u64) -> Self {
+                v as $t
+            }
             fn add(self, o: Self) -> Self {
                 self + o
             }
@@ -220,6 +230,12 @@ macro_rules! int_element {
                 v as $t
             }
             fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            fn to_u64(self) -> u64 {
+                self as u64
+            }
+            fn from_u64(v: u64) -> Self {
                 v as $t
             }
             fn add(self, o: Self) -> Self {
@@ -327,6 +343,21 @@ macro_rules! int_element {
             buffer_place!($variant);
         }
     };
+}
+
+/// `x` converted to `U` as Rust's `as` converts: integers wrap into narrower integers (and
+/// sign-extend into wider ones), floats saturate into integers (NaN is 0), anything rounds to
+/// the nearest float. The path is chosen by the types alone, so a loop over it stays one
+/// conversion the compiler vectorises.
+#[inline(always)]
+pub fn convert<T: Element, U: Element>(x: T) -> U {
+    if T::DTYPE.is_float() {
+        U::from_f64(x.to_f64())
+    } else if T::DTYPE == DType::U64 {
+        U::from_u64(x.to_u64())
+    } else {
+        U::from_i64(x.to_i64())
+    }
 }
 
 /// Float-only math, implemented by f32 and f64.
@@ -475,6 +506,11 @@ float_math!(f64, erf_f64, erfc_f64, erf_inv_f64);
 float_element!(f32, DType::F32, F32);
 float_element!(f64, DType::F64, F64);
 int_element!(u8, DType::U8, U8);
+int_element!(u16, DType::U16, U16);
+int_element!(u32, DType::U32, U32);
+int_element!(u64, DType::U64, U64);
+int_element!(i8, DType::S8, S8);
+int_element!(i16, DType::S16, S16);
 int_element!(i32, DType::S32, S32);
 int_element!(i64, DType::S64, S64);
 

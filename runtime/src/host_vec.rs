@@ -14,6 +14,11 @@ use crate::shared_memory::Region;
 /// zeroes (a shared region starts zero-filled and is handed between processes as bytes).
 pub trait Plain: Copy + Send + Sync + 'static {}
 impl Plain for u8 {}
+impl Plain for u16 {}
+impl Plain for u32 {}
+impl Plain for u64 {}
+impl Plain for i8 {}
+impl Plain for i16 {}
 impl Plain for i32 {}
 impl Plain for i64 {}
 impl Plain for f32 {}

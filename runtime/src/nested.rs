@@ -34,7 +34,7 @@ macro_rules! nested_scalar {
         }
     )*};
 }
-nested_scalar!(u8, i32, i64, f32, f64);
+nested_scalar!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
 
 impl<U: Nested> Nested for [U] {
     type Elem = U::Elem;
@@ -146,7 +146,9 @@ pub fn literal_tensor<N: Nested + ?Sized>(value: &N, dtype: Option<&str>) -> Res
         .map(|name| {
             DType::parse(name).ok_or_else(|| Error::InvalidArgument {
                 op: "tensor!",
-                message: format!("{name} is not a dtype (u8, s32, s64, f32 or f64)"),
+                message: format!(
+                    "{name} is not a dtype (u8, u16, u32, u64, s8, s16, s32, s64, f32 or f64)"
+                ),
             })
         })
         .transpose()?;

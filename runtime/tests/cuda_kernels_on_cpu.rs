@@ -234,6 +234,11 @@ fn values(dtype: DType, words: &[u64], len: usize) -> Vec<f64> {
         (0..len)
             .map(|i| match dtype {
                 DType::U8 => *p.add(i) as f64,
+                DType::U16 => *(p as *const u16).add(i) as f64,
+                DType::U32 => *(p as *const u32).add(i) as f64,
+                DType::U64 => *(p as *const u64).add(i) as f64,
+                DType::S8 => *(p as *const i8).add(i) as f64,
+                DType::S16 => *(p as *const i16).add(i) as f64,
                 DType::S32 => *(p as *const i32).add(i) as f64,
                 DType::S64 => *(p as *const i64).add(i) as f64,
                 DType::F32 => *(p as *const f32).add(i) as f64,

@@ -12,20 +12,45 @@ fn devices() -> Vec<Device> {
 }
 
 /// `Nx.Type.merge_number/2`: a number keeps the tensor's type when it fits and widens it when
-/// it does not (u8 + 256 is u16 in Nx, u8 + -1 is s16; tensorbook has no 16-bit types and takes
-/// s32 for both). Integer literals are exact: no trip through f64.
+/// it does not (u8 + 256 is u16, u8 + -1 is s16, as Nx's documented examples). Integer
+/// literals are exact: no trip through f64.
 #[test]
 fn number_literals_merge_like_nx_type_merge_number() {
     for d in devices() {
         let u = on(d).from_vec(vec![0u8, 100, 255], &[3]).unwrap();
         let minus = u.add(-1).unwrap();
-        assert_eq!(minus.dtype(), DType::S32, "u8 + -1 on {d}");
-        assert_eq!(minus.to_vec::<i32>().unwrap(), vec![-1, 99, 254]);
+        assert_eq!(minus.dtype(), DType::S16, "u8 + -1 on {d}");
+        assert_eq!(minus.to_vec::<i16>().unwrap(), vec![-1, 99, 254]);
         let plus = u.add(300).unwrap();
         assert_eq!(
-            plus.to_vec::<i32>().unwrap(),
+            plus.to_vec::<u16>().unwrap(),
             vec![300, 400, 555],
             "u8 + 300 on {d}"
+        );
+        // Nx.Type.merge_number's documented examples.
+        for (dtype, number, expected) in [
+            (DType::U8, 255i64, DType::U8),
+            (DType::U8, 256, DType::U16),
+            (DType::U8, -32768, DType::S16),
+            (DType::U8, -32769, DType::S32),
+            (DType::S8, 127, DType::S8),
+            (DType::S8, -128, DType::S8),
+            (DType::S8, 128, DType::S16),
+            (DType::S8, -129, DType::S16),
+            (DType::U64, -1337, DType::S64),
+        ] {
+            let t = on(d).zeros(dtype, &[2]).unwrap();
+            assert_eq!(
+                t.add(number).unwrap().dtype(),
+                expected,
+                "{dtype} + {number}"
+            );
+        }
+        let big = on(d).from_vec(vec![u64::MAX, 1], &[2]).unwrap();
+        assert_eq!(
+            big.add(u64::MAX).unwrap().to_vec::<u64>().unwrap(),
+            vec![u64::MAX - 1, 0],
+            "u64 wraps on {d}"
         );
         // A number that fits keeps the type, and arithmetic wraps as in Nx.
         let small = u.add(1).unwrap();
@@ -1458,6 +1483,172 @@ fn indexed_ops_follow_nx_documented_examples() {
             .indexed_add(&v(vec![3, -1, 1], &[3, 1]), &v(vec![7, 7, 7], &[3]), ..)
             .unwrap();
         assert_eq!(ints(skipped), [0, 7, 0]);
+    }
+}
+
+/// Nx's other integer types (`u16`, `u32`, `u64`, `s8`, `s16`) on every device: sums of
+/// narrow unsigned integers are u32 (`Nx.Type.to_aggregate`), arithmetic wraps at the type's
+/// width, right shifts are logical on unsigned and arithmetic on signed types, casts follow
+/// Rust's `as` (which is XLA's convert: wrap between integers, saturate from floats, round to
+/// the nearest float, u64 past 2^63 included), and mixed tensors promote by `Nx.Type.merge`.
+#[test]
+fn narrow_and_unsigned_integer_types_follow_nx() {
+    for d in devices() {
+        let place = on(d);
+        let bytes = place.full(255.0, DType::U8, &[1000]).unwrap();
+        let total = bytes.sum(..).unwrap();
+        assert_eq!(
+            (total.dtype(), total.to_scalar::<u32>().unwrap()),
+            (DType::U32, 255_000),
+            "u8 sums into u32 on {d}"
+        );
+        let words = place.from_vec(vec![60_000u16, 60_000], &[2]).unwrap();
+        let product = words.product(..).unwrap();
+        assert_eq!(
+            (product.dtype(), product.to_scalar::<u32>().unwrap()),
+            (DType::U32, 3_600_000_000),
+        );
+        let u64s = place.from_vec(vec![u64::MAX, 2], &[2]).unwrap();
+        assert_eq!(
+            u64s.sum(..).unwrap().dtype(),
+            DType::S64,
+            "Nx sums u64 into s64"
+        );
+        assert_eq!(u64s.sum(..).unwrap().to_scalar::<i64>().unwrap(), 1);
+
+        let small = place.from_vec(vec![127i8, -128], &[2]).unwrap();
+        assert_eq!(small.add(1).unwrap().to_vec::<i8>().unwrap(), [-128, -127]);
+        assert_eq!(
+            small.negate().unwrap().to_vec::<i8>().unwrap(),
+            [-127, -128]
+        );
+        assert_eq!(small.abs().unwrap().to_vec::<i8>().unwrap(), [127, -128]);
+
+        let top = place.from_vec(vec![0x8000_0000u32, 1], &[2]).unwrap();
+        let signed = place.from_vec(vec![i32::MIN, 1], &[2]).unwrap();
+        let by31 = |t: &Tensor| t.right_shift(31).unwrap();
+        assert_eq!(
+            by31(&top).to_vec::<u32>().unwrap(),
+            [1, 0],
+            "logical on {d}"
+        );
+        assert_eq!(
+            by31(&signed).to_vec::<i32>().unwrap(),
+            [-1, 0],
+            "arithmetic on {d}"
+        );
+        assert_eq!(
+            top.population_count().unwrap().to_vec::<u32>().unwrap(),
+            [1, 1]
+        );
+        let one16 = place.from_vec(vec![1u16, 0], &[2]).unwrap();
+        assert_eq!(
+            one16
+                .count_leading_zeros()
+                .unwrap()
+                .to_vec::<u16>()
+                .unwrap(),
+            [15, 16]
+        );
+        assert_eq!(
+            place
+                .from_vec(vec![-1i8, 1], &[2])
+                .unwrap()
+                .count_leading_zeros()
+                .unwrap()
+                .to_vec::<i8>()
+                .unwrap(),
+            [0, 7]
+        );
+
+        // Casts, each against Rust's own `as`.
+        let to = |t: &Tensor, dtype| t.as_type(dtype).unwrap();
+        let big = place.from_vec(vec![u64::MAX, 1 << 63, 3], &[3]).unwrap();
+        assert_eq!(
+            to(&big, DType::F32).to_vec::<f32>().unwrap(),
+            [u64::MAX as f32, (1u64 << 63) as f32, 3.0]
+        );
+        assert_eq!(
+            to(&big, DType::S64).to_vec::<i64>().unwrap(),
+            [-1, i64::MIN, 3]
+        );
+        assert_eq!(
+            to(&big, DType::U16).to_vec::<u16>().unwrap(),
+            [u16::MAX, 0, 3]
+        );
+        let floats = place
+            .from_vec(vec![-1.5f32, 1e10, f32::NAN, 300.7, -200.0], &[5])
+            .unwrap();
+        for dtype in [
+            DType::U8,
+            DType::U16,
+            DType::U32,
+            DType::U64,
+            DType::S8,
+            DType::S16,
+        ] {
+            let expected: Vec<f64> = [-1.5f32, 1e10, f32::NAN, 300.7, -200.0]
+                .iter()
+                .map(|&x| match dtype {
+                    DType::U8 => x as u8 as f64,
+                    DType::U16 => x as u16 as f64,
+                    DType::U32 => x as u32 as f64,
+                    DType::U64 => x as u64 as f64,
+                    DType::S8 => x as i8 as f64,
+                    _ => x as i16 as f64,
+                })
+                .collect();
+            assert_eq!(
+                to(&floats, dtype).to_f64_vec().unwrap(),
+                expected,
+                "f32 -> {dtype} on {d}"
+            );
+        }
+        assert_eq!(
+            to(&small, DType::U64).to_vec::<u64>().unwrap(),
+            [127, u64::MAX - 127],
+            "s8 sign-extends into u64"
+        );
+
+        // Nx.Type.merge: u8 with s8 is s16, u32 with s32 is s64.
+        let u = place.from_vec(vec![200u8], &[1]).unwrap();
+        let s = place.from_vec(vec![-100i8], &[1]).unwrap();
+        let mixed = u.add(&s).unwrap();
+        assert_eq!(
+            (mixed.dtype(), mixed.to_vec::<i16>().unwrap()),
+            (DType::S16, vec![100])
+        );
+        let u32s = place.from_vec(vec![4_000_000_000u32], &[1]).unwrap();
+        let s32s = place.from_vec(vec![-1i32], &[1]).unwrap();
+        let wide = u32s.multiply(&s32s).unwrap();
+        assert_eq!(
+            (wide.dtype(), wide.to_vec::<i64>().unwrap()),
+            (DType::S64, vec![-4_000_000_000])
+        );
+
+        // Ordering ops on the full unsigned range (no trip through a signed type).
+        let order = place.from_vec(vec![u32::MAX, 0, 1 << 31, 7], &[4]).unwrap();
+        assert_eq!(
+            order
+                .sort(0, Direction::Asc)
+                .unwrap()
+                .to_vec::<u32>()
+                .unwrap(),
+            [0, 7, 1 << 31, u32::MAX]
+        );
+        assert_eq!(order.argmax(..).unwrap().to_scalar::<i32>().unwrap(), 0);
+        assert_eq!(
+            order.reduce_max(..).unwrap().to_scalar::<u32>().unwrap(),
+            u32::MAX
+        );
+        assert_eq!(
+            place
+                .iota(DType::U16, &[3], None)
+                .unwrap()
+                .to_vec::<u16>()
+                .unwrap(),
+            [0, 1, 2]
+        );
     }
 }
 

@@ -79,13 +79,8 @@ fn select<T: Element>(
 }
 
 fn cast_to<T: Element, U: Element>(v: &[T]) -> Result<Buffer> {
-    let from_float = T::DTYPE.is_float();
     let out = build(v.len(), &[v.len()], |i| {
-        if from_float {
-            U::from_f64(v[i].to_f64())
-        } else {
-            U::from_i64(v[i].to_i64())
-        }
+        crate::element::convert::<T, U>(v[i])
     })?;
     Ok(U::into_buffer(out))
 }
@@ -344,6 +339,11 @@ impl Kernels for BinaryBackend {
             Buffer::F32(v) => Buffer::F32(build(n, &[n], |i| op.apply_float(v[i]))?),
             Buffer::F64(v) => Buffer::F64(build(n, &[n], |i| op.apply_float(v[i]))?),
             Buffer::U8(v) => Buffer::U8(build(n, &[n], |i| op.apply(v[i]))?),
+            Buffer::U16(v) => Buffer::U16(build(n, &[n], |i| op.apply(v[i]))?),
+            Buffer::U32(v) => Buffer::U32(build(n, &[n], |i| op.apply(v[i]))?),
+            Buffer::U64(v) => Buffer::U64(build(n, &[n], |i| op.apply(v[i]))?),
+            Buffer::S8(v) => Buffer::S8(build(n, &[n], |i| op.apply(v[i]))?),
+            Buffer::S16(v) => Buffer::S16(build(n, &[n], |i| op.apply(v[i]))?),
             Buffer::S32(v) => Buffer::S32(build(n, &[n], |i| op.apply(v[i]))?),
             Buffer::S64(v) => Buffer::S64(build(n, &[n], |i| op.apply(v[i]))?),
         })

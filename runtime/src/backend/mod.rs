@@ -10,6 +10,11 @@ macro_rules! same_dtype {
     ($op:expr, $a:expr, $b:expr, |$x:ident, $y:ident| $body:expr) => {
         match ($a, $b) {
             ($crate::buffer::Buffer::U8($x), $crate::buffer::Buffer::U8($y)) => $body,
+            ($crate::buffer::Buffer::U16($x), $crate::buffer::Buffer::U16($y)) => $body,
+            ($crate::buffer::Buffer::U32($x), $crate::buffer::Buffer::U32($y)) => $body,
+            ($crate::buffer::Buffer::U64($x), $crate::buffer::Buffer::U64($y)) => $body,
+            ($crate::buffer::Buffer::S8($x), $crate::buffer::Buffer::S8($y)) => $body,
+            ($crate::buffer::Buffer::S16($x), $crate::buffer::Buffer::S16($y)) => $body,
             ($crate::buffer::Buffer::S32($x), $crate::buffer::Buffer::S32($y)) => $body,
             ($crate::buffer::Buffer::S64($x), $crate::buffer::Buffer::S64($y)) => $body,
             ($crate::buffer::Buffer::F32($x), $crate::buffer::Buffer::F32($y)) => $body,

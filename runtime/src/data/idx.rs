@@ -44,7 +44,7 @@ fn big_endian<const N: usize, T>(bytes: &[u8], decode: impl Fn([u8; N]) -> T) ->
 
 impl Factory {
     /// Reads an IDX file (gzipped or not) into a tensor of its shape: `u8` images stay `u8`,
-    /// `i8`/`i16`/`i32` become `s32`, floats keep their width.
+    /// `i8`/`i16`/`i32` become `s8`/`s16`/`s32`, floats keep their width.
     pub fn read_idx(&self, path: impl AsRef<Path>) -> Result<Tensor> {
         let path = path.as_ref();
         let mut reader = open_maybe_gzip(path)?;
@@ -92,15 +92,8 @@ impl Factory {
         }
         match header[2] {
             0x08 => self.from_vec(bytes, &shape),
-            // The runtime has no narrow signed integers: i8 and i16 widen to s32.
-            0x09 => self.from_vec(
-                bytes.iter().map(|&b| b as i8 as i32).collect::<Vec<_>>(),
-                &shape,
-            ),
-            0x0B => self.from_vec(
-                big_endian(&bytes, |b: [u8; 2]| i16::from_be_bytes(b) as i32),
-                &shape,
-            ),
+            0x09 => self.from_vec(bytes.iter().map(|&b| b as i8).collect::<Vec<_>>(), &shape),
+            0x0B => self.from_vec(big_endian(&bytes, i16::from_be_bytes), &shape),
             0x0C => self.from_vec(big_endian(&bytes, i32::from_be_bytes), &shape),
             0x0D => self.from_vec(big_endian(&bytes, f32::from_be_bytes), &shape),
             _ => self.from_vec(big_endian(&bytes, f64::from_be_bytes), &shape),
@@ -113,12 +106,24 @@ pub fn read(path: impl AsRef<Path>) -> Result<Tensor> {
     Factory::session_default().read_idx(path)
 }
 
-/// Writes a `u8`, `s32`, `f32` or `f64` tensor as an IDX file, gzipped when the name ends in
-/// `.gz`.
+/// Writes a `u8`, `s8`, `s16`, `s32`, `f32` or `f64` tensor (IDX's element types) as an IDX
+/// file, gzipped when the name ends in `.gz`.
 pub fn write(tensor: &Tensor, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
     let (code, body): (u8, Vec<u8>) = match tensor.dtype() {
         DType::U8 => (0x08, tensor.to_vec::<u8>()?),
+        DType::S8 => (
+            0x09,
+            tensor.to_vec::<i8>()?.iter().map(|&v| v as u8).collect(),
+        ),
+        DType::S16 => (
+            0x0B,
+            tensor
+                .to_vec::<i16>()?
+                .iter()
+                .flat_map(|v| v.to_be_bytes())
+                .collect(),
+        ),
         DType::S32 => (
             0x0C,
             tensor

@@ -10,6 +10,7 @@ use std::io::{BufWriter, Read, Write};
 use std::path::Path;
 
 use super::io_error;
+use crate::buffer::with_dtype;
 use crate::create::Factory;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -25,46 +26,28 @@ fn format_error(path: &Path, message: impl std::fmt::Display) -> Error {
     }
 }
 
-/// The element types tensorbook reads, as NumPy names them (kind and size of a `descr`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum NpyElement {
-    U8,
-    I8,
-    I16,
-    I32,
-    I64,
-    F32,
-    F64,
-}
-
-impl NpyElement {
-    fn parse(kind: char, size: &str) -> Option<NpyElement> {
-        Some(match (kind, size) {
-            ('u', "1") | ('b', "1") => NpyElement::U8,
-            ('i', "1") => NpyElement::I8,
-            ('i', "2") => NpyElement::I16,
-            ('i', "4") => NpyElement::I32,
-            ('i', "8") => NpyElement::I64,
-            ('f', "4") => NpyElement::F32,
-            ('f', "8") => NpyElement::F64,
-            _ => return None,
-        })
-    }
-
-    fn size(self) -> usize {
-        match self {
-            NpyElement::U8 | NpyElement::I8 => 1,
-            NpyElement::I16 => 2,
-            NpyElement::I32 | NpyElement::F32 => 4,
-            NpyElement::I64 | NpyElement::F64 => 8,
-        }
-    }
+/// The dtype of a header's `descr` kind and byte size (`'<f4'` is `('f', "4")`); `b1`
+/// (NumPy's bool) reads as u8, as Nx's comparisons give.
+fn npy_dtype(kind: char, size: &str) -> Option<DType> {
+    Some(match (kind, size) {
+        ('u', "1") | ('b', "1") => DType::U8,
+        ('u', "2") => DType::U16,
+        ('u', "4") => DType::U32,
+        ('u', "8") => DType::U64,
+        ('i', "1") => DType::S8,
+        ('i', "2") => DType::S16,
+        ('i', "4") => DType::S32,
+        ('i', "8") => DType::S64,
+        ('f', "4") => DType::F32,
+        ('f', "8") => DType::F64,
+        _ => return None,
+    })
 }
 
 /// What a `.npy` header says about the array that follows it.
 #[derive(Debug, PartialEq)]
 struct Header {
-    element: NpyElement,
+    element: DType,
     big_endian: bool,
     fortran_order: bool,
     shape: Vec<usize>,
@@ -210,9 +193,9 @@ impl Header {
             _ => return Err(format!("element type `{descr}` has no byte order")),
         };
         let element = kind
-            .and_then(|kind| NpyElement::parse(kind, chars.as_str()))
+            .and_then(|kind| npy_dtype(kind, chars.as_str()))
             .ok_or_else(|| {
-                format!("element type `{descr}` has no tensorbook dtype (u8, s32, s64, f32, f64)")
+                format!("element type `{descr}` has no tensorbook dtype (u1-u8, i1-i8, f4, f8)")
             })?;
         Ok(Header {
             element,
@@ -308,8 +291,8 @@ fn decode<const N: usize, T>(
 }
 
 impl Factory {
-    /// Reads a `.npy` file of `u1`, `i1`/`i2`/`i4` (as `s32`), `i8` (as `s64`), `f4` or `f8`
-    /// elements into a tensor of its shape.
+    /// Reads a `.npy` file of `u1`/`u2`/`u4`/`u8`, `i1`/`i2`/`i4`/`i8`, `f4` or `f8` elements
+    /// (`b1` as u8) into a tensor of its shape and the matching dtype.
     pub fn read_npy(&self, path: impl AsRef<Path>) -> Result<Tensor> {
         let path = path.as_ref();
         let mut file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
@@ -318,7 +301,7 @@ impl Factory {
         let count = shape
             .iter()
             .try_fold(1usize, |n, &d| n.checked_mul(d))
-            .and_then(|n| n.checked_mul(header.element.size()))
+            .and_then(|n| n.checked_mul(header.element.size_in_bytes()))
             .ok_or_else(|| format_error(path, format!("shape {shape:?} is too large")))?;
         let mut data = Vec::new();
         file.read_to_end(&mut data).map_err(|e| io_error(path, e))?;
@@ -337,32 +320,10 @@ impl Factory {
             shape.reverse();
         }
         let be = header.big_endian;
-        let tensor = match header.element {
-            NpyElement::U8 => self.from_vec(data, &shape),
-            NpyElement::I8 => {
-                self.from_vec(data.iter().map(|&b| i32::from(b as i8)).collect(), &shape)
-            }
-            NpyElement::I16 => {
-                let v = decode(&data, be, i16::from_le_bytes, i16::from_be_bytes);
-                self.from_vec(v.into_iter().map(i32::from).collect(), &shape)
-            }
-            NpyElement::I32 => self.from_vec(
-                decode(&data, be, i32::from_le_bytes, i32::from_be_bytes),
-                &shape,
-            ),
-            NpyElement::I64 => self.from_vec(
-                decode(&data, be, i64::from_le_bytes, i64::from_be_bytes),
-                &shape,
-            ),
-            NpyElement::F32 => self.from_vec(
-                decode(&data, be, f32::from_le_bytes, f32::from_be_bytes),
-                &shape,
-            ),
-            NpyElement::F64 => self.from_vec(
-                decode(&data, be, f64::from_le_bytes, f64::from_be_bytes),
-                &shape,
-            ),
-        }?;
+        let tensor = with_dtype!(header.element, T => self.from_vec(
+            decode(&data, be, T::from_le_bytes, T::from_be_bytes),
+            &shape,
+        ))?;
         if header.fortran_order && tensor.rank() > 1 {
             let axes: Vec<usize> = (0..tensor.rank()).rev().collect();
             tensor.transpose(&axes)
@@ -382,6 +343,11 @@ pub fn write(tensor: &Tensor, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
     let descr = match tensor.dtype() {
         DType::U8 => "|u1",
+        DType::U16 => "<u2",
+        DType::U32 => "<u4",
+        DType::U64 => "<u8",
+        DType::S8 => "|i1",
+        DType::S16 => "<i2",
         DType::S32 => "<i4",
         DType::S64 => "<i8",
         DType::F32 => "<f4",
@@ -412,6 +378,11 @@ mod tests {
             host.from_vec(vec![i64::MIN, 0], &[1, 2]).unwrap(),
             host.from_vec(vec![0.5f32; 8], &[2, 2, 2]).unwrap(),
             host.from_vec(vec![-0.25f64], &[]).unwrap(),
+            host.from_vec(vec![1u16, 65535], &[2]).unwrap(),
+            host.from_vec(vec![u32::MAX, 7], &[2, 1]).unwrap(),
+            host.from_vec(vec![u64::MAX], &[1]).unwrap(),
+            host.from_vec(vec![-128i8, 127], &[2]).unwrap(),
+            host.from_vec(vec![-32768i16, 1, 2], &[3]).unwrap(),
         ];
         for (i, t) in tensors.iter().enumerate() {
             let path = dir.path().join(format!("t{i}.npy"));
@@ -469,7 +440,7 @@ mod tests {
         let header =
             Header::parse("{'descr': '<i8', 'fortran_order': False, 'shape': (2L, 3L), }").unwrap();
         assert_eq!(header.shape, vec![2, 3]);
-        assert_eq!(header.element, NpyElement::I64);
+        assert_eq!(header.element, DType::S64);
         let err =
             Header::parse("{'descr': [('x', '<f4')], 'fortran_order': False, 'shape': (1,), }")
                 .unwrap_err();

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::ir::fused::{Arg, Fused, FusedInput, Step, StepOp};
+use crate::ir::fused::{fuses, Arg, Fused, FusedInput, Step, StepOp};
 use crate::ir::{Op, Strided};
 
 use super::graph::{Node, NodeKind, Output};
@@ -43,8 +43,15 @@ fn step_op(op: &Op) -> Option<StepOp> {
     }
 }
 
-fn is_elementwise(node: &Node) -> bool {
+/// An elementwise op a fused region can hold: its operands and result all in
+/// [`crate::ir::fused::FUSED_DTYPES`].
+fn is_elementwise(nodes: &[Node], node: &Node) -> bool {
     matches!(&node.kind, NodeKind::Op(op) if step_op(op).is_some())
+        && fuses(node.dtype)
+        && node
+            .inputs
+            .iter()
+            .all(|&i| nodes.get(i).is_some_and(|x| fuses(x.dtype)))
 }
 
 /// How `consumer` reads its `k`-th input, over the consumer's shape.
@@ -99,7 +106,7 @@ pub(crate) fn plan(nodes: &[Node], live: &[bool], outputs: &[Output]) -> Result<
                 };
                 let r = &nodes[input];
                 let only_reader = readers[input].len() == 1 && !is_output[input];
-                if !is_elementwise(r)
+                if !is_elementwise(nodes, r)
                     || !only_reader
                     || r.shape != *shape
                     || r.device != node.device
@@ -108,7 +115,7 @@ pub(crate) fn plan(nodes: &[Node], live: &[bool], outputs: &[Output]) -> Result<
                 }
                 (input, Some((*op, axes.clone())))
             }
-            _ if is_elementwise(node) => (n, None),
+            _ if is_elementwise(nodes, node) => (n, None),
             _ => continue,
         };
         let members = grow(nodes, &readers, &is_output, &plan.absorbed, root);
@@ -141,7 +148,7 @@ fn grow(
     member[root] = true;
     for i in (0..root).rev() {
         let node = &nodes[i];
-        let joins = is_elementwise(node)
+        let joins = is_elementwise(nodes, node)
             && !absorbed[i]
             && !is_output[i]
             && node.shape == *shape

@@ -43,9 +43,8 @@ use crate::tensor::{Tensor, Value};
 /// The right-hand side of an elementwise op: a tensor, or a Rust number that becomes a weakly
 /// typed scalar. The number's type merges with the tensor's as `Nx.Type.merge_number` does:
 /// the tensor keeps its type when the number fits it, an integer that does not fit widens it
-/// (`u8 + 300` is s32, `u8 + -1` is s32, `s32 + 3_000_000_000` is s64; Nx would pick u16, s16
-/// and s64, and tensorbook has no 16-bit types, so it takes the next one that holds them), and
-/// a float makes an integer tensor f32.
+/// (`u8 + 300` is u16, `u8 + -1` is s16, `s32 + 3_000_000_000` is s64), and a float makes an
+/// integer tensor f32.
 #[derive(Clone, Copy, Debug)]
 pub enum Operand<'a> {
     /// A tensor.
@@ -72,7 +71,7 @@ macro_rules! number_operand {
     )*};
 }
 number_operand!(Float: f64, f32);
-number_operand!(Integer: i64, i32, u8, u32, u64);
+number_operand!(Integer: i64, i32, i16, i8, u8, u16, u32, u64);
 
 impl From<usize> for Operand<'_> {
     fn from(v: usize) -> Self {
@@ -84,26 +83,52 @@ impl From<usize> for Operand<'_> {
 /// The dtype a number literal and a tensor of `dtype` meet in (`Nx.Type.merge_number`, mapped
 /// onto tensorbook's dtypes), or an error for an integer no dtype holds.
 pub fn merge_number(dtype: DType, number: Operand<'_>) -> Result<DType> {
-    let fits = |v: i128, d: DType| match d {
-        DType::U8 => u8::try_from(v).is_ok(),
-        DType::S32 => i32::try_from(v).is_ok(),
-        DType::S64 => i64::try_from(v).is_ok(),
-        DType::F32 | DType::F64 => true,
+    let too_wide = |v: i128| {
+        Error::InvalidArgument {
+        op: "number",
+        message: format!(
+            "the integer {v} fits no integer dtype (s64 and u64 are the widest); write it as a float"
+        ),
+    }
     };
     match number {
         Operand::Tensor(t) => Ok(dtype.promote(t.dtype())),
         _ if dtype.is_float() => Ok(dtype),
         Operand::Float(_) => Ok(DType::F32),
-        Operand::Integer(v) => [dtype, DType::S32, DType::S64]
-            .into_iter()
-            .filter(|&d| d >= dtype)
-            .find(|&d| fits(v, d))
-            .ok_or_else(|| Error::InvalidArgument {
-                op: "number",
-                message: format!(
-                    "the integer {v} fits no integer dtype (the widest is s64); write it as a float"
-                ),
-            }),
+        // An unsigned tensor keeps its kind for a non-negative number (widening to hold it);
+        // a negative one makes it signed at twice its width, as Nx's `merge_number` does.
+        Operand::Integer(v) if dtype.is_unsigned() && v >= 0 => {
+            [DType::U8, DType::U16, DType::U32, DType::U64]
+                .into_iter()
+                .find(|&d| d.bits() >= dtype.bits() && fits(v, d))
+                .ok_or_else(|| too_wide(v))
+        }
+        Operand::Integer(v) => {
+            let at_least = if dtype.is_unsigned() {
+                (dtype.bits() * 2).min(64)
+            } else {
+                dtype.bits()
+            };
+            [DType::S8, DType::S16, DType::S32, DType::S64]
+                .into_iter()
+                .find(|&d| d.bits() >= at_least && fits(v, d))
+                .ok_or_else(|| too_wide(v))
+        }
+    }
+}
+
+/// True when the integer `v` is a value of the integer dtype `d`.
+fn fits(v: i128, d: DType) -> bool {
+    match d {
+        DType::U8 => u8::try_from(v).is_ok(),
+        DType::U16 => u16::try_from(v).is_ok(),
+        DType::U32 => u32::try_from(v).is_ok(),
+        DType::U64 => u64::try_from(v).is_ok(),
+        DType::S8 => i8::try_from(v).is_ok(),
+        DType::S16 => i16::try_from(v).is_ok(),
+        DType::S32 => i32::try_from(v).is_ok(),
+        DType::S64 => i64::try_from(v).is_ok(),
+        DType::F32 | DType::F64 => true,
     }
 }
 

@@ -40,8 +40,8 @@ impl Tensor {
         }
     }
 
-    /// Sum over `axes` (all when `None`); `s32` sums stay `s32` and wrap, as Nx's do (`u8`
-    /// sums into `s64`: see [`DType::accumulator`]).
+    /// Sum over `axes` (all when `None`); integer sums are `s32`, `u32` or `s64` and wrap, as
+    /// Nx's do (see [`DType::accumulator`]).
     pub(crate) fn sum_over(&self, axes: Option<&[isize]>, keep_axes: bool) -> Result<Tensor> {
         self.reduce_op(
             ReduceOp::Sum,
@@ -348,7 +348,7 @@ macro_rules! reductions {
 }
 
 reductions! {
-    sum, sum_keep, sum_over, "The sum over `axes` (Nx's `sum`): s32 sums stay s32 and wrap, as Nx's; u8 sums into s64 (Nx's u32 is not a tensorbook type).";
+    sum, sum_keep, sum_over, "The sum over `axes` (Nx's `sum`): integers sum into s32 (signed), u32 (unsigned) or s64 (64-bit) and wrap, as Nx's.";
     product, product_keep, product_over, "The product over `axes` (Nx's `product`), of sum's type.";
     reduce_max, reduce_max_keep, reduce_max_over, "The maximum over `axes` (Nx's `reduce_max`); over no elements, the type's lowest value (-inf).";
     reduce_min, reduce_min_keep, reduce_min_over, "The minimum over `axes` (Nx's `reduce_min`); over no elements, the type's highest value (inf).";

@@ -17,9 +17,9 @@ pub fn global_settings() -> MutexGuard<'static, ()> {
 /// Random data of `dtype` on the binary backend, in a range every op is well defined on.
 pub fn random(seed: u64, dtype: DType, shape: &[usize]) -> Tensor {
     let (low, high) = match dtype {
-        DType::U8 => (0.0, 12.0),
-        DType::S32 | DType::S64 => (-9.0, 10.0),
-        _ => (-2.0, 2.0),
+        DType::F32 | DType::F64 => (-2.0, 2.0),
+        unsigned if unsigned.is_unsigned() => (0.0, 12.0),
+        _ => (-9.0, 10.0),
     };
     on(Device::BINARY)
         .random_uniform(seed, dtype, shape, low, high)

@@ -12,6 +12,11 @@ use crate::element::Element;
 /// Typed device memory.
 pub(crate) enum CudaData {
     U8(CudaSlice<u8>),
+    U16(CudaSlice<u16>),
+    U32(CudaSlice<u32>),
+    U64(CudaSlice<u64>),
+    S8(CudaSlice<i8>),
+    S16(CudaSlice<i16>),
     S32(CudaSlice<i32>),
     S64(CudaSlice<i64>),
     F32(CudaSlice<f32>),
@@ -31,6 +36,11 @@ impl CudaBuffer {
     pub fn dtype(&self) -> DType {
         match &self.data {
             CudaData::U8(_) => DType::U8,
+            CudaData::U16(_) => DType::U16,
+            CudaData::U32(_) => DType::U32,
+            CudaData::U64(_) => DType::U64,
+            CudaData::S8(_) => DType::S8,
+            CudaData::S16(_) => DType::S16,
             CudaData::S32(_) => DType::S32,
             CudaData::S64(_) => DType::S64,
             CudaData::F32(_) => DType::F32,
@@ -91,6 +101,11 @@ macro_rules! cuda_element {
 }
 
 cuda_element!(u8, U8);
+cuda_element!(u16, U16);
+cuda_element!(u32, U32);
+cuda_element!(u64, U64);
+cuda_element!(i8, S8);
+cuda_element!(i16, S16);
 cuda_element!(i32, S32);
 cuda_element!(i64, S64);
 cuda_element!(f32, F32);

@@ -5,6 +5,11 @@
 // Kernel instantiations (`extern "C"` names) are appended by `kernels.rs`.
 
 typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef signed char s8;
+typedef short s16;
 typedef int s32;
 typedef long long s64;
 typedef float f32;
@@ -48,7 +53,11 @@ __device__ __forceinline__ index_t view_offset(const Shape& s, const View& v, in
 
 // ---- element semantics -------------------------------------------------------------------
 
+// Narrow types compute in unsigned int: u16 * u16 in C++'s promoted `int` could overflow.
 template <typename T> struct Unsigned { typedef T type; };
+template <> struct Unsigned<u16> { typedef unsigned int type; };
+template <> struct Unsigned<s8> { typedef unsigned int type; };
+template <> struct Unsigned<s16> { typedef unsigned int type; };
 template <> struct Unsigned<s32> { typedef unsigned int type; };
 template <> struct Unsigned<s64> { typedef unsigned long long type; };
 
@@ -56,6 +65,26 @@ template <typename T> struct Limits;
 template <> struct Limits<u8> {
     __device__ static u8 lowest() { return 0; }
     __device__ static u8 highest() { return 255; }
+};
+template <> struct Limits<u16> {
+    __device__ static u16 lowest() { return 0; }
+    __device__ static u16 highest() { return 0xffff; }
+};
+template <> struct Limits<u32> {
+    __device__ static u32 lowest() { return 0; }
+    __device__ static u32 highest() { return 0xffffffffu; }
+};
+template <> struct Limits<u64> {
+    __device__ static u64 lowest() { return 0; }
+    __device__ static u64 highest() { return 0xffffffffffffffffULL; }
+};
+template <> struct Limits<s8> {
+    __device__ static s8 lowest() { return (s8)-128; }
+    __device__ static s8 highest() { return 127; }
+};
+template <> struct Limits<s16> {
+    __device__ static s16 lowest() { return (s16)-32768; }
+    __device__ static s16 highest() { return 32767; }
 };
 template <> struct Limits<s32> {
     __device__ static s32 lowest() { return (s32)0x80000000; }
@@ -166,9 +195,19 @@ template <typename T> __device__ __forceinline__ T e_shr(T a, T b) {
 }
 
 __device__ __forceinline__ u8 e_clz(u8 x) { return (u8)(__clz((int)(unsigned int)x) - 24); }
+__device__ __forceinline__ u16 e_clz(u16 x) { return (u16)(__clz((int)(unsigned int)x) - 16); }
+__device__ __forceinline__ u32 e_clz(u32 x) { return (u32)__clz((int)x); }
+__device__ __forceinline__ u64 e_clz(u64 x) { return (u64)__clzll((long long)x); }
+__device__ __forceinline__ s8 e_clz(s8 x) { return (s8)(__clz((int)(unsigned int)(u8)x) - 24); }
+__device__ __forceinline__ s16 e_clz(s16 x) { return (s16)(__clz((int)(unsigned int)(u16)x) - 16); }
 __device__ __forceinline__ s32 e_clz(s32 x) { return (s32)__clz(x); }
 __device__ __forceinline__ s64 e_clz(s64 x) { return (s64)__clzll(x); }
 __device__ __forceinline__ u8 e_popc(u8 x) { return (u8)__popc((unsigned int)x); }
+__device__ __forceinline__ u16 e_popc(u16 x) { return (u16)__popc((unsigned int)x); }
+__device__ __forceinline__ u32 e_popc(u32 x) { return (u32)__popc(x); }
+__device__ __forceinline__ u64 e_popc(u64 x) { return (u64)__popcll(x); }
+__device__ __forceinline__ s8 e_popc(s8 x) { return (s8)__popc((unsigned int)(u8)x); }
+__device__ __forceinline__ s16 e_popc(s16 x) { return (s16)__popc((unsigned int)(u16)x); }
 __device__ __forceinline__ s32 e_popc(s32 x) { return (s32)__popc((unsigned int)x); }
 __device__ __forceinline__ s64 e_popc(s64 x) { return (s64)__popcll((unsigned long long)x); }
 
@@ -305,6 +344,13 @@ struct r_min {
 
 template <typename To> __device__ __forceinline__ To from_i64(s64 v) { return (To)v; }
 template <> __device__ __forceinline__ u8 from_i64<u8>(s64 v) { return (u8)(unsigned long long)v; }
+template <> __device__ __forceinline__ u16 from_i64<u16>(s64 v) { return (u16)(unsigned long long)v; }
+template <> __device__ __forceinline__ u32 from_i64<u32>(s64 v) { return (u32)(unsigned long long)v; }
+template <> __device__ __forceinline__ u64 from_i64<u64>(s64 v) { return (u64)v; }
+template <> __device__ __forceinline__ s8 from_i64<s8>(s64 v) { return (s8)(u8)(unsigned long long)v; }
+template <> __device__ __forceinline__ s16 from_i64<s16>(s64 v) {
+    return (s16)(u16)(unsigned long long)v;
+}
 template <> __device__ __forceinline__ s32 from_i64<s32>(s64 v) {
     return (s32)(unsigned int)(unsigned long long)v;
 }
@@ -315,6 +361,36 @@ template <> __device__ __forceinline__ u8 from_f64<u8>(f64 v) {
     if (v <= 0.0) return 0;
     if (v >= 255.0) return 255;
     return (u8)v;
+}
+template <> __device__ __forceinline__ u16 from_f64<u16>(f64 v) {
+    if (v != v) return 0;
+    if (v <= 0.0) return 0;
+    if (v >= 65535.0) return 65535;
+    return (u16)v;
+}
+template <> __device__ __forceinline__ u32 from_f64<u32>(f64 v) {
+    if (v != v) return 0;
+    if (v <= 0.0) return 0;
+    if (v >= 4294967295.0) return Limits<u32>::highest();
+    return (u32)v;
+}
+template <> __device__ __forceinline__ u64 from_f64<u64>(f64 v) {
+    if (v != v) return 0;
+    if (v <= 0.0) return 0;
+    if (v >= 18446744073709551616.0) return Limits<u64>::highest();
+    return (u64)v;
+}
+template <> __device__ __forceinline__ s8 from_f64<s8>(f64 v) {
+    if (v != v) return 0;
+    if (v <= -128.0) return Limits<s8>::lowest();
+    if (v >= 127.0) return Limits<s8>::highest();
+    return (s8)v;
+}
+template <> __device__ __forceinline__ s16 from_f64<s16>(f64 v) {
+    if (v != v) return 0;
+    if (v <= -32768.0) return Limits<s16>::lowest();
+    if (v >= 32767.0) return Limits<s16>::highest();
+    return (s16)v;
 }
 template <> __device__ __forceinline__ s32 from_f64<s32>(f64 v) {
     if (v != v) return 0;
@@ -331,6 +407,14 @@ template <> __device__ __forceinline__ s64 from_f64<s64>(f64 v) {
 
 template <typename From, typename To> struct Cast {
     __device__ static To apply(From x) { return from_i64<To>((s64)x); }
+};
+// u64 past 2^63 would turn negative through s64: to a float it converts directly, to another
+// integer its low bits are the same either way.
+template <typename To> __device__ __forceinline__ To from_u64(u64 v) { return from_i64<To>((s64)v); }
+template <> __device__ __forceinline__ f32 from_u64<f32>(u64 v) { return (f32)v; }
+template <> __device__ __forceinline__ f64 from_u64<f64>(u64 v) { return (f64)v; }
+template <typename To> struct Cast<u64, To> {
+    __device__ static To apply(u64 x) { return from_u64<To>(x); }
 };
 template <typename To> struct Cast<f32, To> {
     __device__ static To apply(f32 x) { return from_f64<To>((f64)x); }
@@ -663,18 +747,26 @@ template <> __device__ __forceinline__ void atomic_add<s64>(s64* at, s64 v) {
     // Two's complement: the unsigned sum wraps as the signed one does.
     atomicAdd((unsigned long long*)at, (unsigned long long)v);
 }
-// No byte-wide atomics: a compare-and-swap on the aligned word holding the byte, changing
-// only that byte (allocations are aligned to 256 bytes, so the word is inside one).
-template <> __device__ __forceinline__ void atomic_add<u8>(u8* at, u8 v) {
+template <> __device__ __forceinline__ void atomic_add<u64>(u64* at, u64 v) {
+    atomicAdd((unsigned long long*)at, (unsigned long long)v);
+}
+// No 8- or 16-bit atomics: a compare-and-swap on the aligned word holding the element, changing
+// only its bytes (allocations are aligned to 256 bytes, so the word is inside one).
+template <typename T> __device__ __forceinline__ void atomic_add_narrow(T* at, T v) {
     unsigned int* word = (unsigned int*)((unsigned long long)at & ~3ull);
     unsigned int shift = (unsigned int)((unsigned long long)at & 3ull) * 8u;
+    unsigned int mask = sizeof(T) == 1 ? 0xffu : 0xffffu;
     unsigned int old = *word, seen;
     do {
         seen = old;
-        unsigned int byte = ((seen >> shift) + v) & 0xffu;
-        old = atomicCAS(word, seen, (seen & ~(0xffu << shift)) | (byte << shift));
+        unsigned int part = ((seen >> shift) + (unsigned int)v) & mask;
+        old = atomicCAS(word, seen, (seen & ~(mask << shift)) | (part << shift));
     } while (old != seen);
 }
+template <> __device__ __forceinline__ void atomic_add<u8>(u8* at, u8 v) { atomic_add_narrow(at, v); }
+template <> __device__ __forceinline__ void atomic_add<s8>(s8* at, s8 v) { atomic_add_narrow(at, v); }
+template <> __device__ __forceinline__ void atomic_add<u16>(u16* at, u16 v) { atomic_add_narrow(at, v); }
+template <> __device__ __forceinline__ void atomic_add<s16>(s16* at, s16 v) { atomic_add_narrow(at, v); }
 
 // Each update joins the output (already a copy of the target) at its position; positions
 // outside are skipped. Adds are atomic, so repeated positions add up (in no fixed order).

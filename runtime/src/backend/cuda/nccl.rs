@@ -155,14 +155,20 @@ fn communicators() -> &'static Mutex<HashMap<Vec<usize>, Communicators>> {
     COMMS.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-fn nccl_type(dtype: DType) -> ncclDataType_t {
-    match dtype {
+/// NCCL's name for a dtype; none for 16-bit integers, which NCCL has no type for (their sums
+/// take the copying route instead).
+fn nccl_type(dtype: DType) -> Option<ncclDataType_t> {
+    Some(match dtype {
         DType::U8 => ncclDataType_t::ncclUint8,
+        DType::U32 => ncclDataType_t::ncclUint32,
+        DType::U64 => ncclDataType_t::ncclUint64,
+        DType::S8 => ncclDataType_t::ncclInt8,
         DType::S32 => ncclDataType_t::ncclInt32,
         DType::S64 => ncclDataType_t::ncclInt64,
         DType::F32 => ncclDataType_t::ncclFloat32,
         DType::F64 => ncclDataType_t::ncclFloat64,
-    }
+        DType::U16 | DType::S16 => return None,
+    })
 }
 
 /// The address NCCL reads `buffer` at, and the guard that records the read on the buffer's
@@ -174,6 +180,11 @@ fn read_address<'a>(
 ) -> (CUdeviceptr, SyncOnDrop<'a>) {
     match &buffer.data {
         CudaData::U8(s) => s.device_ptr(stream),
+        CudaData::U16(s) => s.device_ptr(stream),
+        CudaData::U32(s) => s.device_ptr(stream),
+        CudaData::U64(s) => s.device_ptr(stream),
+        CudaData::S8(s) => s.device_ptr(stream),
+        CudaData::S16(s) => s.device_ptr(stream),
         CudaData::S32(s) => s.device_ptr(stream),
         CudaData::S64(s) => s.device_ptr(stream),
         CudaData::F32(s) => s.device_ptr(stream),
@@ -190,6 +201,11 @@ fn write_address<'a>(
 ) -> (CUdeviceptr, SyncOnDrop<'a>) {
     match &mut buffer.data {
         CudaData::U8(s) => s.device_ptr_mut(stream),
+        CudaData::U16(s) => s.device_ptr_mut(stream),
+        CudaData::U32(s) => s.device_ptr_mut(stream),
+        CudaData::U64(s) => s.device_ptr_mut(stream),
+        CudaData::S8(s) => s.device_ptr_mut(stream),
+        CudaData::S16(s) => s.device_ptr_mut(stream),
         CudaData::S32(s) => s.device_ptr_mut(stream),
         CudaData::S64(s) => s.device_ptr_mut(stream),
         CudaData::F32(s) => s.device_ptr_mut(stream),
@@ -207,6 +223,9 @@ pub(crate) fn all_reduce_sum(parts: &[&CudaBuffer]) -> Result<Option<Vec<CudaBuf
         return Ok(Some(Vec::new()));
     };
     let (dtype, len) = (first.dtype(), first.len());
+    let Some(nccl_dtype) = nccl_type(dtype) else {
+        return Ok(None);
+    };
     let ordinals: Vec<usize> = parts.iter().map(|p| p.ordinal()).collect();
     let mut key = ordinals.clone();
     key.sort_unstable();
@@ -277,7 +296,7 @@ pub(crate) fn all_reduce_sum(parts: &[&CudaBuffer]) -> Result<Option<Vec<CudaBuf
                     input as *const std::ffi::c_void,
                     result as *mut std::ffi::c_void,
                     len,
-                    nccl_type(dtype),
+                    nccl_dtype,
                     ncclRedOp_t::ncclSum,
                     set.0[i],
                     dev.stream.cu_stream() as cudaStream_t,

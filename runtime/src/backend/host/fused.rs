@@ -16,7 +16,6 @@ use super::parallel::{par_write, MIN_PER_TASK};
 use super::reduce::{self, fold};
 use super::{stream, vmath};
 use crate::allocate::try_alloc;
-use crate::buffer::with_dtype;
 use crate::buffer::Buffer;
 use crate::dtype::DType;
 use crate::element::Element;
@@ -32,6 +31,7 @@ const BLOCK: usize = 4096;
 /// The result of one step (or a gathered input) over one block.
 enum Scratch {
     U8(Vec<u8>),
+    U32(Vec<u32>),
     S32(Vec<i32>),
     S64(Vec<i64>),
     F32(Vec<f32>),
@@ -39,15 +39,53 @@ enum Scratch {
 }
 
 impl Scratch {
+    /// A block for `dtype`. `run` refuses a region holding any dtype but the fused ones first;
+    /// were one to get here, its empty block makes every typed access an error, not a panic.
     fn new(dtype: DType) -> Scratch {
         match dtype {
             DType::U8 => Scratch::U8(vec![0; BLOCK]),
+            DType::U32 => Scratch::U32(vec![0; BLOCK]),
             DType::S32 => Scratch::S32(vec![0; BLOCK]),
             DType::S64 => Scratch::S64(vec![0; BLOCK]),
             DType::F32 => Scratch::F32(vec![0.0; BLOCK]),
             DType::F64 => Scratch::F64(vec![0.0; BLOCK]),
+            _ => Scratch::U8(Vec::new()),
         }
     }
+}
+
+/// `with_dtype!` over the dtypes a region computes in (`ir::fused::FUSED_DTYPES`: the steps
+/// are compiled once per dtype, and per pair for casts); another is the planner's bug, an error.
+macro_rules! with_fused_dtype {
+    ($dtype:expr, $t:ident => $body:expr) => {
+        match $dtype {
+            DType::U8 => {
+                type $t = u8;
+                $body
+            }
+            DType::U32 => {
+                type $t = u32;
+                $body
+            }
+            DType::S32 => {
+                type $t = i32;
+                $body
+            }
+            DType::S64 => {
+                type $t = i64;
+                $body
+            }
+            DType::F32 => {
+                type $t = f32;
+                $body
+            }
+            DType::F64 => {
+                type $t = f64;
+                $body
+            }
+            _ => return Err(mixed()),
+        }
+    };
 }
 
 /// The element types a scratch block holds, with typed access to it.
@@ -75,6 +113,7 @@ macro_rules! lane {
     };
 }
 lane!(u8, U8);
+lane!(u32, U32);
 lane!(i32, S32);
 lane!(i64, S64);
 lane!(f32, F32);
@@ -178,6 +217,7 @@ impl<'a> Ctx<'a> {
 /// Where a step writes: a scratch block or the output, typed.
 enum Dest<'b> {
     U8(&'b mut [u8]),
+    U32(&'b mut [u32]),
     S32(&'b mut [i32]),
     S64(&'b mut [i64]),
     F32(&'b mut [f32]),
@@ -205,6 +245,7 @@ macro_rules! as_dest {
     };
 }
 as_dest!(u8, U8);
+as_dest!(u32, U32);
 as_dest!(i32, S32);
 as_dest!(i64, S64);
 as_dest!(f32, F32);
@@ -254,6 +295,7 @@ impl<'c> Operands<'c> {
         let len = self.len;
         let dest = match s {
             Scratch::U8(v) => Dest::U8(&mut v[..len]),
+            Scratch::U32(v) => Dest::U32(&mut v[..len]),
             Scratch::S32(v) => Dest::S32(&mut v[..len]),
             Scratch::S64(v) => Dest::S64(&mut v[..len]),
             Scratch::F32(v) => Dest::F32(&mut v[..len]),
@@ -282,7 +324,7 @@ impl<'c> Operands<'c> {
         match step.op {
             StepOp::Binary(op) => {
                 let dtype = self.f.arg_dtype(step.args[0]);
-                with_dtype!(dtype, T => {
+                with_fused_dtype!(dtype, T => {
                     let a = self.src::<T>(step.args[0])?;
                     let b = self.src::<T>(step.args[1])?;
                     binary(op, a, b, dest)
@@ -295,7 +337,7 @@ impl<'c> Operands<'c> {
                     map(x, f64::from_dest(dest)?, |e| op.apply_float(e));
                     Ok(())
                 }
-                other => with_dtype!(other, T => {
+                other => with_fused_dtype!(other, T => {
                     let x = self.src::<T>(step.args[0])?;
                     map(x, T::from_dest(dest)?, |e| op.apply(e));
                     Ok(())
@@ -303,15 +345,10 @@ impl<'c> Operands<'c> {
             },
             StepOp::Cast(to) => {
                 let from = self.f.arg_dtype(step.args[0]);
-                with_dtype!(from, T => {
+                with_fused_dtype!(from, T => {
                     let x = self.src::<T>(step.args[0])?;
-                    with_dtype!(to, U => {
-                        let out = U::from_dest(dest)?;
-                        if from.is_float() {
-                            map(x, out, |e| U::from_f64(e.to_f64()));
-                        } else {
-                            map(x, out, |e| U::from_i64(e.to_i64()));
-                        }
+                    with_fused_dtype!(to, U => {
+                        map(x, U::from_dest(dest)?, crate::element::convert::<T, U>);
                         Ok(())
                     })
                 })
@@ -391,8 +428,9 @@ fn gather(
     s: &mut Scratch,
     coords: &mut [usize],
 ) -> Result<()> {
-    crate::buffer::with_buffer!(buffer, v => {
-        let out = <_ as Lane>::of_mut(s)?;
+    with_fused_dtype!(buffer.dtype(), T => {
+        let v = T::slice_of(buffer).ok_or_else(mixed)?;
+        let out = T::of_mut(s)?;
         gather_typed(v, view, shape, start, &mut out[..len], coords);
         Ok(())
     })
@@ -487,7 +525,9 @@ fn check(f: &Fused, inputs: &[&Buffer]) -> Result<Vec<Read>> {
 pub(super) fn run(f: &Fused, inputs: &[&Buffer]) -> Result<Buffer> {
     let reads = check(f, inputs)?;
     match &f.reduce {
-        None => with_dtype!(f.out_dtype(), U => Ok(U::into_buffer(fill::<U>(f, inputs, &reads)?))),
+        None => {
+            with_fused_dtype!(f.out_dtype(), U => Ok(U::into_buffer(fill::<U>(f, inputs, &reads)?)))
+        }
         Some((op, axes)) => {
             let rank = f.shape.len();
             let trailing = axes
@@ -495,11 +535,10 @@ pub(super) fn run(f: &Fused, inputs: &[&Buffer]) -> Result<Buffer> {
                 .enumerate()
                 .all(|(i, &a)| a == rank - axes.len() + i);
             if trailing {
-                with_dtype!(f.out_dtype(), U => Ok(U::into_buffer(reduce_rows::<U>(f, inputs, &reads, *op, axes.len())?)))
+                with_fused_dtype!(f.out_dtype(), U => Ok(U::into_buffer(reduce_rows::<U>(f, inputs, &reads, *op, axes.len())?)))
             } else {
                 // Another axis order: the region once into memory, then the usual reduction.
-                let full =
-                    with_dtype!(f.out_dtype(), U => U::into_buffer(fill::<U>(f, inputs, &reads)?));
+                let full = with_fused_dtype!(f.out_dtype(), U => U::into_buffer(fill::<U>(f, inputs, &reads)?));
                 reduce::reduce(*op, &full, &f.shape, axes)
             }
         }

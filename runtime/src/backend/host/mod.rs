@@ -135,20 +135,44 @@ impl Kernels for HostBackend {
             },
             Buffer::F64(v) => Buffer::F64(map(v, |e| op.apply_float(e))?),
             Buffer::U8(v) => Buffer::U8(map(v, |e| op.apply(e))?),
+            Buffer::U16(v) => Buffer::U16(map(v, |e| op.apply(e))?),
+            Buffer::U32(v) => Buffer::U32(map(v, |e| op.apply(e))?),
+            Buffer::U64(v) => Buffer::U64(map(v, |e| op.apply(e))?),
+            Buffer::S8(v) => Buffer::S8(map(v, |e| op.apply(e))?),
+            Buffer::S16(v) => Buffer::S16(map(v, |e| op.apply(e))?),
             Buffer::S32(v) => Buffer::S32(map(v, |e| op.apply(e))?),
             Buffer::S64(v) => Buffer::S64(map(v, |e| op.apply(e))?),
         })
     }
 
     fn cast(&self, x: &Buffer, to: DType) -> Result<Buffer> {
-        // The float/integer choice is made once, outside the loops, so each loop is a single
-        // conversion the compiler vectorises (a branch per element kept f32 -> f64 scalar).
-        let from_float = x.dtype().is_float();
-        with_buffer!(x, v => crate::buffer::with_dtype!(to, U => Ok(U::into_buffer(if from_float {
-            map(v, |e| U::from_f64(e.to_f64()))?
-        } else {
-            map(v, |e| U::from_i64(e.to_i64()))?
-        }))))
+        // Parallel loops between the dtypes programs compute in (`ir::fused::FUSED_DTYPES`);
+        // casts involving u16, u64, s8 or s16 take the reference's plain loop, since a parallel
+        // loop for each of the 100 pairs of dtypes lengthened the optimised build for
+        // conversions that are rare. `convert` picks its path from the types, so each loop is
+        // a single conversion the compiler vectorises.
+        macro_rules! fused_to {
+            ($v:expr) => {
+                match to {
+                    DType::U8 => Ok(Buffer::U8(map($v, crate::element::convert)?)),
+                    DType::U32 => Ok(Buffer::U32(map($v, crate::element::convert)?)),
+                    DType::S32 => Ok(Buffer::S32(map($v, crate::element::convert)?)),
+                    DType::S64 => Ok(Buffer::S64(map($v, crate::element::convert)?)),
+                    DType::F32 => Ok(Buffer::F32(map($v, crate::element::convert)?)),
+                    DType::F64 => Ok(Buffer::F64(map($v, crate::element::convert)?)),
+                    _ => super::binary::BinaryBackend.cast(x, to),
+                }
+            };
+        }
+        match x {
+            Buffer::U8(v) => fused_to!(v),
+            Buffer::U32(v) => fused_to!(v),
+            Buffer::S32(v) => fused_to!(v),
+            Buffer::S64(v) => fused_to!(v),
+            Buffer::F32(v) => fused_to!(v),
+            Buffer::F64(v) => fused_to!(v),
+            _ => super::binary::BinaryBackend.cast(x, to),
+        }
     }
 
     fn reduce(&self, op: ReduceOp, x: &Buffer, shape: &[usize], axes: &[usize]) -> Result<Buffer> {

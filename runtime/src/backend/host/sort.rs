@@ -78,7 +78,7 @@ macro_rules! radix_sorted {
         }
     )*};
 }
-radix_sorted!(integer: u8, i64);
+radix_sorted!(integer: u8, u16, u64, i8, i16, i64);
 radix_sorted!(float: f64);
 
 impl RadixSorted for i32 {
@@ -88,6 +88,17 @@ impl RadixSorted for i32 {
 
     fn sort_long_ascending(line: &mut [Self], shape: &[usize]) -> Result<()> {
         sort_by_u32_keys(line, shape, radix::i32_key, radix::i32_of_key)
+    }
+}
+
+impl RadixSorted for u32 {
+    fn sort_ascending(line: &mut [Self]) {
+        radsort::sort(line);
+    }
+
+    fn sort_long_ascending(line: &mut [Self], shape: &[usize]) -> Result<()> {
+        // An unsigned integer's bits already order as its value.
+        sort_by_u32_keys(line, shape, |k| k, |k| k)
     }
 }
 
