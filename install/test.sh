@@ -22,15 +22,17 @@ bash install/blas.sh
 echo "== cargo test"
 cargo test --workspace --locked
 echo "== cuda device tests (each needs a GPU: without one cargo reports it ignored, with the reason)"
+# --workspace, as the run above: `-p tensorbook` alone resolves other features for shared
+# dependencies and rebuilt 53 crates and the runtime (2.5 minutes on two cores) for one test.
 cuda_state=$(target/debug/tensorbook clients --json | .venv/bin/python -c '
 import json, sys
 cuda = [c for c in json.load(sys.stdin)["clients"] if c["client"] == "cuda"][0]
 print("available" if cuda["available"] else cuda["reason"] or "unavailable")') \
     || cuda_state="\`tensorbook clients --json\` failed"
 if [ "$cuda_state" = available ]; then
-    cargo test --locked -p tensorbook --test cuda_device -- --include-ignored
+    cargo test --workspace --locked --test cuda_device -- --include-ignored
 else
-    cargo test --locked -p tensorbook --test cuda_device 2>&1 | tee target/cuda-device-tests.log
+    cargo test --workspace --locked --test cuda_device 2>&1 | tee target/cuda-device-tests.log
     gpu_skipped=$(sed -n 's/^test result: .* \([0-9][0-9]*\) ignored.*/\1/p' target/cuda-device-tests.log | tail -1)
     echo "skipped: ${gpu_skipped:-?} GPU tests (runtime/tests/cuda_device.rs), no GPU here: $cuda_state"
 fi
