@@ -82,6 +82,27 @@ def test_the_prelude_names_gradients_devices_and_charts(fresh):
     assert stdout_of(outputs).splitlines() == ["5.0 [2.0, 4.0]", "true", "1"], stdout_of(outputs)
 
 
+def test_random_keys_draw_inside_a_compiled_step_from_cell_to_cell(fresh):
+    """`random` is in the prelude; a compiled step kept in a variable draws from the key each
+    call passes (JAX's threefry values for key 1701), and the key lives between cells."""
+    _, kc = fresh
+    reply, _ = run_cell(
+        kc,
+        "let step = jit(|key: &Tensor| random::uniform(key, 0.0, 1.0, &[2], DType::F32));\n"
+        "let mut key = random::key(1701)?;",
+    )
+    assert reply["content"]["status"] == "ok", reply["content"]
+    draws = []
+    for _ in range(2):
+        reply, outputs = run_cell(
+            kc, 'let (x, next) = step.call(&key)?;\nkey = next;\nprintln!("{:?}", x.to_vec::<f32>()?);'
+        )
+        assert reply["content"]["status"] == "ok", reply["content"]
+        draws.append(stdout_of(outputs).strip())
+    assert draws == ["[0.9221318, 0.12058222]", "[0.09428537, 0.14075589]"], draws
+    assert "u32[2]" in result_data(kc, "key")["text/plain"]
+
+
 def test_a_cells_own_item_shadows_a_prelude_name(fresh):
     _, kc = fresh
     reply, outputs = run_cell(kc, 'fn grad(x: i32) -> i32 { x + 1 }\nprintln!("{}", grad(41));')

@@ -580,6 +580,8 @@ fn the_runtime_is_a_facade_and_its_test_hooks_need_a_feature() {
         "keep",
         "notebook",
         "prelude",
+        // A namespace cells name as Nx's `Nx.Random` (`random::key(1)`), not a layer.
+        "random",
         "testing",
         "widgets",
     ];

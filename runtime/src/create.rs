@@ -205,6 +205,11 @@ impl Factory {
     /// bounds must be finite and `low < high`; for an integer dtype both must lie in its range
     /// (`high` may be one past its largest value) and for a float dtype they must be finite in
     /// it, otherwise the values could not be uniform in `[low, high)`: an error says so.
+    ///
+    /// Not Nx's `Nx.Random`: a generator on the host seeded by `seed`, drawn when the call
+    /// runs, so inside `jit` its numbers are fixed when the function is traced. For numbers
+    /// that are a function of a key (Nx's and JAX's, on every device, drawn inside compiled
+    /// steps) use [`crate::random`].
     pub fn random_uniform(
         &self,
         seed: u64,
@@ -264,6 +269,11 @@ impl Factory {
     }
 
     /// Normally distributed values with `mean` and `std` from `seed` (floats only).
+    ///
+    /// Not Nx's `Nx.Random`: a generator on the host seeded by `seed`, drawn when the call
+    /// runs, so inside `jit` its numbers are fixed when the function is traced. For numbers
+    /// that are a function of a key (Nx's and JAX's, on every device, drawn inside compiled
+    /// steps) use [`crate::random`].
     pub fn random_normal(
         &self,
         seed: u64,

@@ -56,6 +56,9 @@ pub mod notebook;
 mod ops;
 mod parallel;
 pub mod prelude;
+/// Random numbers from keys (`Nx.Random`): threefry2x32, the same on every device and inside
+/// `jit`.
+pub mod random;
 mod raster;
 mod serving;
 mod session;

@@ -1,0 +1,195 @@
+//! `tensorbook::random` against Nx's documented examples (`Nx.Random`'s doctests) and JAX's
+//! threefry (values printed by JAX 0.10.2 in `.venv` with `jax_threefry_partitionable` off, the
+//! scheme Nx implements), on every device, eagerly and inside `jit`, where the numbers must
+//! come from the key argument of each call, not from the trace.
+
+mod common;
+
+use common::enable_sim;
+use tensorbook::{jit, on, random, DType, Device, Tensor};
+
+fn devices() -> Vec<Device> {
+    enable_sim();
+    tensorbook::devices()
+}
+
+fn key_on(d: Device, seed: u64) -> Tensor {
+    random::key_on(&on(d), seed).unwrap()
+}
+
+fn u32s(t: &Tensor) -> Vec<u32> {
+    assert_eq!(t.dtype(), DType::U32, "{t:?}");
+    t.to_vec::<u32>().unwrap()
+}
+
+#[test]
+fn keys_split_and_fold_as_nx_and_jax() {
+    for d in devices() {
+        assert_eq!(u32s(&key_on(d, 12)), [0, 12]);
+        assert_eq!(u32s(&key_on(d, 999_999_999_999)), [232, 3_567_587_327]);
+        let key = key_on(d, 1701);
+        let two = random::split(&key, 2).unwrap();
+        assert_eq!(two.shape(), &[2, 2]);
+        assert_eq!(
+            u32s(&two),
+            [56_197_195, 1_801_093_307, 961_309_823, 1_704_866_707],
+            "split on {d}"
+        );
+        assert_eq!(
+            u32s(&random::split(&key, 4).unwrap()),
+            [
+                4_000_152_724,
+                2_030_591_747,
+                2_287_976_877,
+                2_598_630_646,
+                2_426_625_787,
+                580_268_518,
+                3_136_765_380,
+                433_355_682
+            ]
+        );
+        // An odd number of words (JAX's `random.bits(key, (5,))`): the counter's padding word.
+        assert_eq!(
+            u32s(&random::bits(&key, &[5], 32).unwrap()),
+            [
+                927_208_350,
+                3_916_705_582,
+                3_729_489_864,
+                676_898_860,
+                3_164_047_411
+            ]
+        );
+        let k42 = key_on(d, 42);
+        assert_eq!(
+            u32s(&random::fold_in(&k42, 99).unwrap()),
+            [2_015_327_502, 1_351_855_566]
+        );
+        assert_eq!(
+            u32s(&random::fold_in(&k42, 1234).unwrap()),
+            [1_356_445_167, 2_917_756_949]
+        );
+        let data = on(d).from_vec(vec![1i32, 99, 1234, 13], &[2, 2]).unwrap();
+        let folded = random::fold_in(&k42, &data).unwrap();
+        assert_eq!(folded.shape(), &[2, 2, 2]);
+        assert_eq!(
+            u32s(&folded),
+            [
+                64_467_757,
+                2_916_123_636,
+                2_015_327_502,
+                1_351_855_566,
+                1_356_445_167,
+                2_917_756_949,
+                3_514_951_389,
+                229_662_949
+            ]
+        );
+        assert_eq!(folded.device(), d);
+    }
+}
+
+#[test]
+fn distributions_follow_nx_documented_examples() {
+    for d in devices() {
+        let key = key_on(d, 1701);
+        let (x, next) = random::uniform(&key, 0.0, 1.0, &[], DType::F32).unwrap();
+        assert_eq!(x.to_scalar::<f32>().unwrap(), 0.972_864_4, "uniform on {d}");
+        assert_eq!(
+            u32s(&next),
+            [56_197_195, 1_801_093_307],
+            "the key to use next"
+        );
+        // JAX: uniform(split(key)[1], (3,)).
+        let draw = random::split(&key, 2)
+            .unwrap()
+            .slice_along_axis(1, 1, 0)
+            .unwrap();
+        let draw = draw.reshape(&[2]).unwrap();
+        assert_eq!(
+            random::uniform_split(&draw, 0.0, 1.0, &[3], DType::F32)
+                .unwrap()
+                .to_vec::<f32>()
+                .unwrap(),
+            [0.021_928_906, 0.588_917_85, 0.894_779_44]
+        );
+
+        let (n, _) = random::normal(&key_on(d, 42), 0.0, 1.0, &[], DType::F32).unwrap();
+        let n = n.to_scalar::<f32>().unwrap();
+        assert!((n - 1.369_469_5).abs() <= 2e-7, "normal on {d}: {n}");
+        let (wide, _) = random::normal(&key_on(d, 1337), 10.0, 5.0, &[1000], DType::F32).unwrap();
+        let mean = wide.mean(..).unwrap().to_scalar::<f32>().unwrap();
+        let std = wide
+            .standard_deviation(.., 0)
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap();
+        assert!((mean - 9.700_222).abs() < 1e-4, "mean {mean} on {d}");
+        assert!(
+            (std - 5.051_416_4).abs() < 1e-4,
+            "standard deviation {std} on {d}"
+        );
+
+        let (r, _) = random::randint(&key, 1, 100, &[], DType::S32).unwrap();
+        assert_eq!(
+            (r.dtype(), r.to_scalar::<i32>().unwrap()),
+            (DType::S32, 91),
+            "randint on {d}"
+        );
+        let (r, _) = random::randint(&key, 1, 100, &[3, 2], DType::U32).unwrap();
+        assert_eq!(u32s(&r), [9, 20, 19, 6, 71, 15]);
+
+        let (f64s, _) = random::uniform(&key, -2.0, 3.0, &[1000], DType::F64).unwrap();
+        let v = f64s.to_vec::<f64>().unwrap();
+        assert!(v.iter().all(|&x| (-2.0..3.0).contains(&x)));
+        let (u64s, _) = random::randint(&key, -5, 5, &[1000], DType::S64).unwrap();
+        let v = u64s.to_vec::<i64>().unwrap();
+        assert!(v.iter().all(|&x| (-5..5).contains(&x)) && v.contains(&-5) && v.contains(&4));
+    }
+}
+
+/// A compiled step that takes a key draws from that key when it runs: different keys give
+/// different numbers from one cached program, equal to the eager ones.
+#[test]
+fn inside_jit_the_numbers_come_from_the_key_argument() {
+    for d in devices() {
+        let step = jit(|key: &Tensor| random::normal(key, 0.0, 1.0, &[4], DType::F32));
+        let mut key = key_on(d, 7);
+        let mut seen = Vec::new();
+        let mut programs = Vec::new();
+        for _ in 0..3 {
+            let out = step.call(&key).unwrap();
+            let (eager, eager_next) = random::normal(&key, 0.0, 1.0, &[4], DType::F32).unwrap();
+            let compiled = out.0.to_vec::<f32>().unwrap();
+            let expected = eager.to_vec::<f32>().unwrap();
+            for (c, e) in compiled.iter().zip(&expected) {
+                assert!((c - e).abs() <= 1e-6, "jit {c} vs eager {e} on {d}");
+            }
+            assert_eq!(u32s(&out.1), u32s(&eager_next));
+            assert!(!seen.contains(&compiled), "a draw repeated on {d}");
+            seen.push(compiled);
+            key = out.1;
+            programs.push(step.compilations().len());
+        }
+        // A binary key is weak: the first call runs where the session default is and returns
+        // its key there, so that device's program may be a second one; then no more.
+        assert_eq!(
+            programs[1], programs[2],
+            "one program for every key on {d}: {programs:?}"
+        );
+    }
+}
+
+#[test]
+fn bad_keys_and_ranges_are_errors() {
+    let place = on(Device::host(0));
+    let not_a_key = place.from_vec(vec![1i32, 2], &[2]).unwrap();
+    let err = random::split(&not_a_key, 2).unwrap_err().to_string();
+    assert!(err.contains("u32[2]") && err.contains("s32"), "{err}");
+    let key = random::key_on(&place, 1).unwrap();
+    assert!(random::uniform(&key, 0.0, 1.0, &[2], DType::S32).is_err());
+    assert!(random::randint(&key, 5, 5, &[2], DType::S32).is_err());
+    assert!(random::randint(&key, 0, 5, &[2], DType::F32).is_err());
+    assert!(random::bits(&key, &[2], 12).is_err());
+    assert!(random::fold_in(&key, 1.5).is_err());
+    assert!(random::split(&key, usize::MAX).is_err());
+}
