@@ -253,6 +253,159 @@ pub fn randint_split(
         .reshape(shape)
 }
 
+/// Gumbel-distributed floats of `shape` and float `dtype` (`Nx.Random.gumbel`), with the key
+/// to use next: `-ln(-ln u)` of a uniform draw in `[smallest normal, 1)`.
+pub fn gumbel(key: &Tensor, shape: &[usize], dtype: DType) -> Result<(Tensor, Tensor)> {
+    let (next, draw) = halves(key)?;
+    Ok((gumbel_split(&draw, shape, dtype)?, next))
+}
+
+/// [`gumbel`] from a key already split.
+pub fn gumbel_split(key: &Tensor, shape: &[usize], dtype: DType) -> Result<Tensor> {
+    let smallest = match dtype {
+        DType::F32 => f64::from(f32::MIN_POSITIVE),
+        DType::F64 => f64::MIN_POSITIVE,
+        other => {
+            return Err(Error::UnsupportedDType {
+                op: "random::gumbel",
+                dtype: other,
+            })
+        }
+    };
+    uniform_split(key, smallest, 1.0, shape, dtype)?
+        .log()?
+        .negate()?
+        .log()?
+        .negate()
+}
+
+/// `tensor` with its entries along `axis` in a random order (`Nx.Random.shuffle`), with the key
+/// to use next: one permutation for every line along the axis, or with `independent` one per
+/// line. Each round sorts by fresh random words; rounds are added until colliding words are
+/// unlikely (`ceil(3 ln n / ln 2^32)`, as Nx and JAX).
+pub fn shuffle(
+    key: &Tensor,
+    tensor: &Tensor,
+    axis: isize,
+    independent: bool,
+) -> Result<(Tensor, Tensor)> {
+    check_key("shuffle", key)?;
+    if independent {
+        return shuffle_lines(key, tensor, axis);
+    }
+    let len = tensor.axis_size(axis)?;
+    let order = on(key.device()).iota(DType::S32, &[len], None)?;
+    let (order, next) = shuffle_lines(key, &order, 0)?;
+    Ok((tensor.take(&order, axis)?, next))
+}
+
+fn shuffle_lines(key: &Tensor, tensor: &Tensor, axis: isize) -> Result<(Tensor, Tensor)> {
+    let n = tensor.size() as f64;
+    let rounds = (3.0 * n.ln() / f64::from(u32::MAX).ln()).ceil().max(0.0) as usize;
+    let (mut out, mut key) = (tensor.clone(), key.clone());
+    for _ in 0..rounds {
+        let (next, draw) = halves(&key)?;
+        let words = bits(&draw, out.shape(), 32)?;
+        let order = words.argsort(axis, crate::ops::sort::Direction::Asc)?;
+        out = out.take_along_axis(&order, axis)?;
+        key = next;
+    }
+    Ok((out, key))
+}
+
+/// `samples` entries of `tensor` drawn uniformly (`Nx.Random.choice/3`), along `axis` or from
+/// the flattened tensor when `None`, with replacement or (`replace: false`) without, and the
+/// key to use next.
+pub fn choice(
+    key: &Tensor,
+    tensor: &Tensor,
+    samples: usize,
+    axis: Option<isize>,
+    replace: bool,
+) -> Result<(Tensor, Tensor)> {
+    let (tensor, axis, n) = choice_input(key, tensor, samples, axis, replace)?;
+    if replace {
+        let (idx, next) = randint(key, 0, n as i64, &[samples], DType::U32)?;
+        Ok((tensor.take(&idx, axis)?, next))
+    } else {
+        let (shuffled, next) = shuffle(key, &tensor, axis, false)?;
+        Ok((shuffled.slice_along_axis(0, samples, axis)?, next))
+    }
+}
+
+/// [`choice`] with the probability of each entry along the axis (`Nx.Random.choice/4`): with
+/// replacement by the cumulative sum, without by the Gumbel-top-k trick, as Nx.
+pub fn choice_with_probabilities(
+    key: &Tensor,
+    tensor: &Tensor,
+    p: &Tensor,
+    samples: usize,
+    axis: Option<isize>,
+    replace: bool,
+) -> Result<(Tensor, Tensor)> {
+    let (tensor, axis, n) = choice_input(key, tensor, samples, axis, replace)?;
+    if p.shape() != [n] {
+        return Err(Error::InvalidArgument {
+            op: "random::choice",
+            message: format!(
+                "the probabilities must have shape [{n}] (one per entry along the axis), got {:?}",
+                p.shape()
+            ),
+        });
+    }
+    if replace {
+        let cumulative = p.cumulative_sum(0, false)?;
+        let (u, next) = uniform(key, 0.0, 1.0, &[samples], cumulative.dtype())?;
+        let total = cumulative.slice_along_axis(n - 1, 1, 0)?;
+        let r = total.multiply(&u.negate()?.add(1)?)?;
+        let idx = cumulative
+            .new_axis(0)?
+            .less_equal(&r.new_axis(1)?)?
+            .argmin_with(1, false, crate::ops::reduce::TieBreak::Low, DType::S32)?;
+        Ok((tensor.take(&idx, axis)?, next))
+    } else {
+        let (g, next) = gumbel(key, &[n], p.dtype().to_float())?;
+        let scores = g.negate()?.subtract(&p.log()?)?;
+        let idx = scores
+            .argsort(0, crate::ops::sort::Direction::Asc)?
+            .slice_along_axis(0, samples, 0)?;
+        Ok((tensor.take(&idx, axis)?, next))
+    }
+}
+
+/// The tensor to draw from (flattened without an axis), the axis and its length, checked as
+/// Nx's `validate_choice_opts`.
+fn choice_input(
+    key: &Tensor,
+    tensor: &Tensor,
+    samples: usize,
+    axis: Option<isize>,
+    replace: bool,
+) -> Result<(Tensor, isize, usize)> {
+    check_key("choice", key)?;
+    let bad = |message: String| Error::InvalidArgument {
+        op: "random::choice",
+        message,
+    };
+    if tensor.rank() == 0 {
+        return Err(bad("the tensor must have rank 1 or more".into()));
+    }
+    if samples == 0 {
+        return Err(bad("must take at least one sample".into()));
+    }
+    let (tensor, axis) = match axis {
+        Some(a) => (tensor.clone(), a),
+        None => (tensor.reshape(&[tensor.size()])?, 0),
+    };
+    let n = tensor.axis_size(axis)?;
+    if !replace && samples > n {
+        return Err(bad(format!(
+            "cannot take {samples} samples without replacement from {n} entries"
+        )));
+    }
+    Ok((tensor, axis, n))
+}
+
 /// The key split in two: (the key to keep, the key to draw from).
 fn halves(key: &Tensor) -> Result<(Tensor, Tensor)> {
     let keys = split(key, 2)?;

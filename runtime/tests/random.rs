@@ -147,6 +147,88 @@ fn distributions_follow_nx_documented_examples() {
     }
 }
 
+#[test]
+fn shuffle_choice_and_gumbel_follow_nx_documented_examples() {
+    for d in devices() {
+        let place = on(d);
+        let ints = |t: &Tensor| t.to_vec::<i32>().unwrap();
+        let rows = place.iota(DType::S32, &[3, 4], Some(0)).unwrap();
+        let (shuffled, _) = random::shuffle(&key_on(d, 42), &rows, 0, false).unwrap();
+        assert_eq!(
+            ints(&shuffled),
+            [2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1],
+            "shuffle on {d}"
+        );
+        let columns = place.iota(DType::S32, &[3, 4], Some(1)).unwrap();
+        let (shuffled, _) = random::shuffle(&key_on(d, 10), &columns, 1, true).unwrap();
+        assert_eq!(ints(&shuffled), [2, 1, 3, 0, 3, 0, 1, 2, 2, 3, 0, 1]);
+
+        let t = place.iota(DType::S32, &[4, 3], None).unwrap();
+        let k1 = key_on(d, 1);
+        let (drawn, _) = random::choice(&k1, &t, 4, Some(0), true).unwrap();
+        assert_eq!(
+            ints(&drawn),
+            [6, 7, 8, 9, 10, 11, 6, 7, 8, 0, 1, 2],
+            "choice on {d}"
+        );
+        let (drawn, _) = random::choice(&k1, &t, 4, Some(0), false).unwrap();
+        assert_eq!(ints(&drawn), [3, 4, 5, 9, 10, 11, 6, 7, 8, 0, 1, 2]);
+        let k2 = key_on(d, 2);
+        let flat = place.iota(DType::S32, &[3, 2], None).unwrap();
+        assert_eq!(
+            ints(&random::choice(&k2, &flat, 1, None, true).unwrap().0),
+            [4]
+        );
+        assert_eq!(
+            ints(&random::choice(&k2, &flat, 6, None, false).unwrap().0),
+            [2, 0, 4, 5, 1, 3]
+        );
+
+        let p = place.from_vec(vec![0.1f32, 0.7, 0.2], &[3]).unwrap();
+        let (drawn, _) = random::choice_with_probabilities(&k1, &t, &p, 3, Some(1), true).unwrap();
+        assert_eq!(
+            ints(&drawn),
+            [1, 0, 1, 4, 3, 4, 7, 6, 7, 10, 9, 10],
+            "p on {d}"
+        );
+        let (drawn, _) = random::choice_with_probabilities(&k1, &t, &p, 3, Some(1), false).unwrap();
+        assert_eq!(ints(&drawn), [1, 2, 0, 4, 5, 3, 7, 8, 6, 10, 11, 9]);
+        let t23 = place.iota(DType::S32, &[2, 3], None).unwrap();
+        let p6 = place
+            .from_vec(vec![0.01f32, 0.1, 0.19, 0.6, 0.05, 0.05], &[6])
+            .unwrap();
+        let pick = |samples, replace| {
+            ints(
+                &random::choice_with_probabilities(&k2, &t23, &p6, samples, None, replace)
+                    .unwrap()
+                    .0,
+            )
+        };
+        assert_eq!(pick(1, true), [3]);
+        assert_eq!(pick(6, true), [3, 3, 3, 0, 3, 3]);
+        assert_eq!(pick(6, false), [3, 1, 2, 5, 4, 0]);
+
+        let (g, _) = random::gumbel(&k1, &[], DType::F32).unwrap();
+        let g = g.to_scalar::<f32>().unwrap();
+        assert!((g + 0.729_461).abs() < 1e-6, "gumbel {g} on {d}");
+        let (g, _) = random::gumbel(&k1, &[2, 3], DType::F32).unwrap();
+        let expected = [
+            0.624_793_8,
+            -0.217_407_18,
+            0.767_832_76,
+            0.777_840_44,
+            4.089_530_5,
+            0.302_909_02,
+        ];
+        for (x, e) in g.to_vec::<f32>().unwrap().iter().zip(expected) {
+            assert!(
+                (x - e).abs() <= 1e-6 * e.abs().max(1.0),
+                "gumbel {x} vs {e} on {d}"
+            );
+        }
+    }
+}
+
 /// A compiled step that takes a key draws from that key when it runs: different keys give
 /// different numbers from one cached program, equal to the eager ones.
 #[test]
@@ -192,4 +274,10 @@ fn bad_keys_and_ranges_are_errors() {
     assert!(random::bits(&key, &[2], 12).is_err());
     assert!(random::fold_in(&key, 1.5).is_err());
     assert!(random::split(&key, usize::MAX).is_err());
+    let t = place.iota(DType::S32, &[3], None).unwrap();
+    assert!(random::choice(&key, &t, 4, None, false).is_err());
+    assert!(random::choice(&key, &t, 0, None, true).is_err());
+    let p = place.from_vec(vec![0.5f32, 0.5], &[2]).unwrap();
+    let err = random::choice_with_probabilities(&key, &t, &p, 1, None, true).unwrap_err();
+    assert!(err.to_string().contains("[3]"), "{err}");
 }
