@@ -398,6 +398,12 @@ fn choice_input(
         None => (tensor.reshape(&[tensor.size()])?, 0),
     };
     let n = tensor.axis_size(axis)?;
+    if n == 0 {
+        return Err(bad(format!(
+            "nothing to choose from: the axis has no entries (shape {:?})",
+            tensor.shape()
+        )));
+    }
     if !replace && samples > n {
         return Err(bad(format!(
             "cannot take {samples} samples without replacement from {n} entries"

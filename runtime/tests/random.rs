@@ -280,4 +280,12 @@ fn bad_keys_and_ranges_are_errors() {
     let p = place.from_vec(vec![0.5f32, 0.5], &[2]).unwrap();
     let err = random::choice_with_probabilities(&key, &t, &p, 1, None, true).unwrap_err();
     assert!(err.to_string().contains("[3]"), "{err}");
+    let empty = place.zeros(DType::F32, &[0, 2]).unwrap();
+    let p0 = place.zeros(DType::F32, &[0]).unwrap();
+    assert!(random::choice(&key, &empty, 1, Some(0), true).is_err());
+    assert!(random::choice_with_probabilities(&key, &empty, &p0, 1, Some(0), true).is_err());
+    let (nothing, _) = random::uniform(&key, 0.0, 1.0, &[0, 3], DType::F32).unwrap();
+    assert_eq!(nothing.shape(), &[0, 3]);
+    let (same, _) = random::shuffle(&key, &empty, 0, false).unwrap();
+    assert_eq!(same.shape(), &[0, 2]);
 }
