@@ -229,6 +229,121 @@ fn shuffle_choice_and_gumbel_follow_nx_documented_examples() {
     }
 }
 
+/// The largest distance between the empirical CDF of `x` and `cdf` (the Kolmogorov-Smirnov
+/// statistic), with `cdf` given as a tensor function of the sorted draws.
+fn ks_statistic(x: &Tensor, cdf: impl Fn(&Tensor) -> Tensor) -> f64 {
+    let n = x.size();
+    let sorted = x
+        .as_type(DType::F64)
+        .unwrap()
+        .sort(0, tensorbook::Direction::Asc)
+        .unwrap();
+    let f = cdf(&sorted).to_vec::<f64>().unwrap();
+    f.iter()
+        .enumerate()
+        .map(|(i, &fi)| {
+            (fi - i as f64 / n as f64)
+                .abs()
+                .max(((i + 1) as f64 / n as f64 - fi).abs())
+        })
+        .fold(0.0, f64::max)
+}
+
+/// Each distribution's moments and shape at a fixed key: a Kolmogorov-Smirnov bound (the 0.1%
+/// critical value, 1.95/√n), a chi-square bound for `randint` (9 degrees of freedom, 0.1%:
+/// 27.9), and `shuffle` and `choice` without replacement give permutations.
+#[test]
+fn draws_have_the_distributions_they_claim() {
+    let place = on(Device::host(0));
+    let key = random::key_on(&place, 2024).unwrap();
+    let n = 100_000;
+    let bound = 1.95 / (n as f64).sqrt();
+    let stats = |t: &Tensor| {
+        let t = t.as_type(DType::F64).unwrap();
+        (
+            t.mean(..).unwrap().to_scalar::<f64>().unwrap(),
+            t.variance(.., 0).unwrap().to_scalar::<f64>().unwrap(),
+        )
+    };
+
+    let (u, _) = random::uniform(&key, 0.0, 1.0, &[n], DType::F32).unwrap();
+    let (mean, var) = stats(&u);
+    assert!(
+        (mean - 0.5).abs() < 0.005 && (var - 1.0 / 12.0).abs() < 0.002,
+        "{mean} {var}"
+    );
+    let d = ks_statistic(&u, |s| s.clone());
+    assert!(d < bound, "uniform: KS {d} >= {bound}");
+
+    let (z, _) = random::normal(&key, 0.0, 1.0, &[n], DType::F64).unwrap();
+    let (mean, var) = stats(&z);
+    assert!(
+        mean.abs() < 0.015 && (var - 1.0).abs() < 0.02,
+        "{mean} {var}"
+    );
+    let phi = |s: &Tensor| {
+        s.multiply(std::f64::consts::FRAC_1_SQRT_2)
+            .unwrap()
+            .erf()
+            .unwrap()
+            .add(1.0)
+            .unwrap()
+            .multiply(0.5)
+            .unwrap()
+    };
+    let d = ks_statistic(&z, phi);
+    assert!(d < bound, "normal: KS {d} >= {bound}");
+
+    let (g, _) = random::gumbel(&key, &[n], DType::F64).unwrap();
+    let (mean, var) = stats(&g);
+    let euler = 0.577_215_664_9;
+    let pi2_6 = std::f64::consts::PI.powi(2) / 6.0;
+    assert!(
+        (mean - euler).abs() < 0.02 && (var - pi2_6).abs() < 0.05,
+        "{mean} {var}"
+    );
+    let gumbel_cdf = |s: &Tensor| {
+        s.negate()
+            .unwrap()
+            .exp()
+            .unwrap()
+            .negate()
+            .unwrap()
+            .exp()
+            .unwrap()
+    };
+    let d = ks_statistic(&g, gumbel_cdf);
+    assert!(d < bound, "gumbel: KS {d} >= {bound}");
+
+    let (r, _) = random::randint(&key, 0, 10, &[n], DType::S32).unwrap();
+    let mut counts = [0f64; 10];
+    for v in r.to_vec::<i32>().unwrap() {
+        counts[v as usize] += 1.0;
+    }
+    let expected = n as f64 / 10.0;
+    let chi2: f64 = counts
+        .iter()
+        .map(|c| (c - expected).powi(2) / expected)
+        .sum();
+    assert!(chi2 < 27.9, "randint: chi-square {chi2} over {counts:?}");
+
+    let t = place.iota(DType::S32, &[1000], None).unwrap();
+    let (shuffled, _) = random::shuffle(&key, &t, 0, false).unwrap();
+    let order = shuffled.to_vec::<i32>().unwrap();
+    assert_ne!(order, (0..1000).collect::<Vec<_>>(), "shuffled");
+    let mut sorted = order.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (0..1000).collect::<Vec<_>>(), "a permutation");
+    let (picked, _) = random::choice(&key, &t, 1000, None, false).unwrap();
+    let mut picked = picked.to_vec::<i32>().unwrap();
+    picked.sort_unstable();
+    assert_eq!(
+        picked,
+        (0..1000).collect::<Vec<_>>(),
+        "without replacement, each once"
+    );
+}
+
 /// A compiled step that takes a key draws from that key when it runs: different keys give
 /// different numbers from one cached program, equal to the eager ones.
 #[test]
