@@ -55,9 +55,13 @@ impl Scratch {
 }
 
 /// `with_dtype!` over the dtypes a region computes in (`ir::fused::FUSED_DTYPES`: the steps
-/// are compiled once per dtype, and per pair for casts); another is the planner's bug, an error.
+/// are compiled once per dtype, and per pair for casts); another is the planner's bug, an
+/// error, unless an `else` says what to do with it (the host's casts fall back to a plain loop).
 macro_rules! with_fused_dtype {
     ($dtype:expr, $t:ident => $body:expr) => {
+        with_fused_dtype!($dtype, $t => $body, else return Err(mixed()))
+    };
+    ($dtype:expr, $t:ident => $body:expr, else $other:expr) => {
         match $dtype {
             DType::U8 => {
                 type $t = u8;
@@ -83,10 +87,11 @@ macro_rules! with_fused_dtype {
                 type $t = f64;
                 $body
             }
-            _ => return Err(mixed()),
+            _ => $other,
         }
     };
 }
+pub(super) use with_fused_dtype;
 
 /// The element types a scratch block holds, with typed access to it.
 trait Lane: Element {

@@ -151,28 +151,13 @@ impl Kernels for HostBackend {
         // loop for each of the 100 pairs of dtypes lengthened the optimised build for
         // conversions that are rare. `convert` picks its path from the types, so each loop is
         // a single conversion the compiler vectorises.
-        macro_rules! fused_to {
-            ($v:expr) => {
-                match to {
-                    DType::U8 => Ok(Buffer::U8(map($v, crate::element::convert)?)),
-                    DType::U32 => Ok(Buffer::U32(map($v, crate::element::convert)?)),
-                    DType::S32 => Ok(Buffer::S32(map($v, crate::element::convert)?)),
-                    DType::S64 => Ok(Buffer::S64(map($v, crate::element::convert)?)),
-                    DType::F32 => Ok(Buffer::F32(map($v, crate::element::convert)?)),
-                    DType::F64 => Ok(Buffer::F64(map($v, crate::element::convert)?)),
-                    _ => super::binary::BinaryBackend.cast(x, to),
-                }
-            };
-        }
-        match x {
-            Buffer::U8(v) => fused_to!(v),
-            Buffer::U32(v) => fused_to!(v),
-            Buffer::S32(v) => fused_to!(v),
-            Buffer::S64(v) => fused_to!(v),
-            Buffer::F32(v) => fused_to!(v),
-            Buffer::F64(v) => fused_to!(v),
-            _ => super::binary::BinaryBackend.cast(x, to),
-        }
+        let plain = || super::binary::BinaryBackend.cast(x, to);
+        fused::with_fused_dtype!(x.dtype(), T => {
+            let v = T::slice_of(x).ok_or_else(|| super::dtype_mix("cast", T::DTYPE, x.dtype()))?;
+            fused::with_fused_dtype!(to, U => Ok(U::into_buffer(
+                map(v, crate::element::convert::<T, U>)?
+            )), else plain())
+        }, else plain())
     }
 
     fn reduce(&self, op: ReduceOp, x: &Buffer, shape: &[usize], axes: &[usize]) -> Result<Buffer> {
