@@ -167,6 +167,17 @@ def test_04_jit_and_streams(nb04):
     assert "a wrong chunk: stream: the chunk f32[2]" in out
     assert "send after done: stream: send after done" in out
     assert "a new stream of the same step is cached: true" in out
+    # Loops and branches in the program: Newton's steps differ with the data, one compilation.
+    roots = [l for l in out.splitlines() if l.startswith("sqrt [")]
+    assert len(roots) == 2, roots
+    assert roots[0].startswith("sqrt [2.0, 9.0] = [1.4142135, 3.0] in "), roots
+    steps = [int(l.split(" in ")[1].split()[0]) for l in roots]
+    assert steps[0] != steps[1] and min(steps) > 2, roots
+    assert "compilations: 1" in out
+    assert "small gradient kept: [0.3, 0.4]" in out
+    assert "large gradient clipped to norm 1: [0.6, 0.8]" in out
+    assert "eagerly, the same: [0.6, 0.8]" in out
+    assert "while_loop of 1000 iterations on host: eager" in out
     # Dense layer with softmax: jit agrees with eager on binary and host, both timed.
     assert "binary: jit" in out and "host:0: jit" in out
     assert "dense+softmax jit @ host:0" in out and "dense+softmax eager @ binary" in out
@@ -222,6 +233,14 @@ def test_05_training_an_mlp(nb05):
     assert "SYNTHETIC" not in out, out
     assert accuracy > 90.0, final
     assert "trained: above 90% on digits it never saw" in out
+    # Shuffled every epoch from a key, with one compilation of the step; dropout drawn inside
+    # the compiled step from its key argument, a new mask each step, still one compilation.
+    assert "compilations of the step over 5 epoch(s) of shuffled batches: 1" in out
+    for epoch in range(1, 6):
+        assert f"dropout epoch {epoch}: validation accuracy" in out
+    assert "the step compiled 1 time(s) for 625 keys" in out
+    assert "dropout trained: above 90%" in out
+    assert "same key, same loss: true; another key, another loss: true" in out
     assert "jit" in out and "x eager" in out
     assert "sgd step 784-50-10 x10000 jit @ host:0" in out
     if GPU:

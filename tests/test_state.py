@@ -193,6 +193,10 @@ def interrupt_when_printed(km, kc, code, marker, timeout=TIMEOUT):
 @pytest.mark.parametrize("what,code", [
     ("a loop calling the runtime", 'println!("started");\nloop { let _ = kept.multiply(&kept)?; }'),
     ("a sleeping loop", 'println!("started");\nloop { tensorbook::sleep(std::time::Duration::from_millis(200))?; }'),
+    # A compiled while_loop of no ops at all: the program's loop is its own safe point.
+    ("a compiled loop that never ends",
+     'let endless = jit(|x: &Tensor| while_loop(x.clone(), |_| Tensor::scalar(1u8), |x| Ok(x.clone())));\n'
+     'println!("started");\nendless.call(&kept)?;'),
 ])
 def test_interrupting_keeps_the_session(session, what, code):
     km, kc = session

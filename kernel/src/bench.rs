@@ -169,6 +169,10 @@ pub fn run(what: BenchWhat) -> Result<(), String> {
                 value["first_call_ms"] = serde_json::json!(figures.first_call.as_secs_f64() * 1e3);
                 value["trace_and_compile_ms"] =
                     serde_json::json!(figures.trace_and_compile.as_secs_f64() * 1e3);
+                value["while_loop_eager_ms"] =
+                    serde_json::json!(figures.while_loop_eager.as_secs_f64() * 1e3);
+                value["while_loop_jit_ms"] =
+                    serde_json::json!(figures.while_loop_jit.as_secs_f64() * 1e3);
                 println!("{value}");
             } else {
                 print!("{}", figures.report.table());

@@ -84,6 +84,7 @@ pub use element::{Element, Float};
 pub use error::{Error, Result};
 pub use image::{show_images, Image, ImageGrid, Titles};
 pub use interrupt::sleep;
+pub use jit::control::{cond, fori_loop, while_loop};
 pub use jit::grad::{custom_grad, grad, grad_wrt, value_and_grad, value_and_grad_wrt};
 pub use jit::stream::{stream, stream_cached, Stream};
 pub use jit::{

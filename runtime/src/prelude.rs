@@ -10,6 +10,7 @@ pub use crate::create::on;
 pub use crate::device::{Client, Device};
 pub use crate::dtype::DType;
 pub use crate::image::{show_images, Image, ImageGrid};
+pub use crate::jit::control::{cond, fori_loop, while_loop};
 pub use crate::jit::grad::{custom_grad, grad, grad_wrt, value_and_grad, value_and_grad_wrt};
 pub use crate::jit::stream::stream;
 pub use crate::jit::{jit, jit_cached, Jit};

@@ -14,8 +14,25 @@ use crate::create::on;
 use crate::device::Device;
 use crate::dtype::DType;
 use crate::error::Result;
+use crate::jit::control::while_loop;
 use crate::jit::jit;
 use crate::tensor::Tensor;
+
+/// Iterations of the loop benchmark.
+pub const LOOP_ITERATIONS: i32 = 1_000;
+
+/// A damped update of a 1,024-entry state, [`LOOP_ITERATIONS`] times under `while_loop`: what
+/// a loop costs per iteration when each step is small (eager: a Rust loop that reads the
+/// condition back every time; jit: the program's own loop).
+pub fn damped_loop(x: &Tensor) -> Result<Tensor> {
+    let count = on(x.device()).from_vec(vec![0i32], &[])?;
+    let (x, _) = while_loop(
+        (x.clone(), count),
+        |(_, i)| i.less(LOOP_ITERATIONS),
+        |(x, i)| Ok((x.multiply(0.999)?.add(0.001)?.tanh()?, i.add(1)?)),
+    )?;
+    Ok(x)
+}
 
 /// The numpy case name of the chain (the join key with `numpy_ops.py`).
 pub const NUMPY_CASE: &str = "chain5 f32 10M";
@@ -71,6 +88,10 @@ pub struct JitFigures {
     pub first_call: Duration,
     /// Of which tracing and compiling.
     pub trace_and_compile: Duration,
+    /// [`damped_loop`] on host: eagerly and compiled (medians per call).
+    pub while_loop_eager: Duration,
+    /// See `while_loop_eager`.
+    pub while_loop_jit: Duration,
 }
 
 /// Per-call median of `f` over `batches` batches of `per_batch` calls.
@@ -185,6 +206,24 @@ pub fn run(
         eager_add.as_secs_f64() * 1e6,
         overhead.as_secs_f64() * 1e6
     ));
+    let x = host.random_uniform(3, DType::F32, &[1024], -1.0, 1.0)?;
+    let looped = jit(|x: &Tensor| damped_loop(x));
+    let want = looped.call(&x)?;
+    let loop_eager = per_call(7, 1, || damped_loop(&x))?;
+    let loop_jit = per_call(7, 1, || looped.call(&x))?;
+    let loop_diff = damped_loop(&x)?
+        .to_f64_vec()?
+        .iter()
+        .zip(want.to_f64_vec()?)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f64, f64::max);
+    notes.push(format!(
+        "while_loop of {LOOP_ITERATIONS} iterations (x = tanh(0.999 x + 0.001), 1,024 f32) on \
+         host: eager {:.2} ms, jit {:.2} ms ({:.2}x); max |jit - eager| = {loop_diff:.1e}",
+        loop_eager.as_secs_f64() * 1e3,
+        loop_jit.as_secs_f64() * 1e3,
+        loop_eager.as_secs_f64() / loop_jit.as_secs_f64().max(1e-12)
+    ));
     let (first_call, trace_and_compile) = first_call.unwrap_or_default();
     notes.push(format!(
         "first call of the chain: {:.2} ms, of which trace and compile {:.3} ms",
@@ -204,5 +243,7 @@ pub fn run(
         cache_hit_call: call,
         first_call,
         trace_and_compile,
+        while_loop_eager: loop_eager,
+        while_loop_jit: loop_jit,
     })
 }

@@ -20,10 +20,12 @@
 //! the gradient: comparisons, `argmax`/`argmin`, `sign`, `floor`, `ceil`, `round`, and any
 //! integer value. [`Tensor::stop_grad`] stops it by hand; [`custom_grad`] replaces it.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::graph::{Graph, Node, NodeKind};
-use super::trace::{node_ref, placeholder_of, record};
+use super::control::cond;
+use super::graph::{Body, Control, Graph, Node, NodeKind};
+use super::trace::{node_ref, placeholder_of, record, record_node};
 use super::vjp::{internal, vjp, Site};
 use super::{Jit, JitFn, Traced};
 use crate::create::on;
@@ -138,15 +140,33 @@ fn backward(name: &'static str, value: &Tensor, targets: &[&Tensor]) -> Result<V
     if value.rank() != 0 || !value.dtype().is_float() {
         return Err(scalar_error(name, value));
     }
+    let seed = on(value.device()).ones(value.dtype(), &[])?;
+    propagate(name, &[(value.clone(), seed)], targets)
+}
+
+/// The gradient with respect to each of `targets` of the values in `seeds`, each weighted by
+/// its cotangent (a vector-Jacobian product), recorded into the trace that computed them.
+fn propagate(
+    name: &'static str,
+    seeds: &[(Tensor, Tensor)],
+    targets: &[&Tensor],
+) -> Result<Vec<Tensor>> {
     let zeros = |t: &Tensor| on(t.device()).zeros(t.dtype().to_float(), t.shape());
     let target_nodes = targets
         .iter()
         .map(|t| node_ref(t))
         .collect::<Result<Vec<_>>>()?;
-    let Some((graph, out)) = node_ref(value)? else {
+    let mut seed_nodes = Vec::with_capacity(seeds.len());
+    for (value, cotangent) in seeds {
+        if let Some(r) = node_ref(value)? {
+            seed_nodes.push((r, cotangent));
+        }
+    }
+    let Some(((graph, _), _)) = seed_nodes.first() else {
         // The result depends on no argument: every gradient is zero.
         return targets.iter().map(|t| zeros(t)).collect();
     };
+    let graph = Arc::clone(graph);
     let mut wanted_nodes = Vec::with_capacity(targets.len());
     for (t, r) in targets.iter().zip(&target_nodes) {
         match r {
@@ -164,14 +184,28 @@ fn backward(name: &'static str, value: &Tensor, targets: &[&Tensor]) -> Result<V
         }
     }
     let nodes = graph.snapshot();
+    let out = seed_nodes.iter().map(|((_, n), _)| *n).max().unwrap_or(0);
     let needs = flows(&graph, &nodes, &wanted_nodes, out);
     let mut grads: Vec<Option<Tensor>> = vec![None; nodes.len()];
-    let seed_node = nodes
-        .get(out)
-        .ok_or_else(|| internal("result node missing"))?;
-    grads[out] = Some(on(seed_node.device).ones(seed_node.dtype, &seed_node.shape)?);
+    for ((g, node), cotangent) in &seed_nodes {
+        if !Arc::ptr_eq(g, &graph) {
+            return Err(internal("values to differentiate from two traces"));
+        }
+        accumulate(&mut grads, &nodes, *node, (*cotangent).clone())?;
+    }
+    // Cotangents of a loop's or branch's results, by entry, gathered from its projections.
+    let mut tuples: HashMap<usize, Vec<Option<Tensor>>> = HashMap::new();
     for i in (0..=out).rev() {
         if !needs[i] {
+            continue;
+        }
+        let node = &nodes[i];
+        if let NodeKind::Control(control) = &node.kind {
+            let cotangents = tuples.remove(&i).unwrap_or_default();
+            for (j, c) in control_contributions(&graph, &nodes, &needs, node, control, cotangents)?
+            {
+                accumulate(&mut grads, &nodes, j, c)?;
+            }
             continue;
         }
         let g = if wanted_nodes.contains(&i) {
@@ -180,21 +214,23 @@ fn backward(name: &'static str, value: &Tensor, targets: &[&Tensor]) -> Result<V
             grads[i].take()
         };
         let Some(g) = g else { continue };
-        let node = &nodes[i];
+        if let NodeKind::Project(k) = node.kind {
+            let from = node.inputs.first().copied().unwrap_or(i);
+            let entries = tuples.entry(from).or_default();
+            if entries.len() <= k {
+                entries.resize(k + 1, None);
+            }
+            entries[k] = Some(match entries[k].take() {
+                Some(sum) => sum.add(&g)?,
+                None => g,
+            });
+            continue;
+        }
         let contributions = contributions(&graph, &nodes, &needs, i, node, &g)?;
         for (j, c) in contributions {
-            let Some(c) = c else { continue };
-            let into = &nodes[j];
-            let c = c.reshape(&into.shape)?;
-            let c = if c.dtype() == into.dtype {
-                c
-            } else {
-                c.as_type(into.dtype)?
-            };
-            grads[j] = Some(match grads[j].take() {
-                Some(sum) => sum.add(&c)?,
-                None => c,
-            });
+            if let Some(c) = c {
+                accumulate(&mut grads, &nodes, j, c)?;
+            }
         }
     }
     targets
@@ -207,6 +243,206 @@ fn backward(name: &'static str, value: &Tensor, targets: &[&Tensor]) -> Result<V
         .collect()
 }
 
+/// Adds `c` to the gradient of node `j`, in that node's shape and dtype.
+fn accumulate(grads: &mut [Option<Tensor>], nodes: &[Node], j: usize, c: Tensor) -> Result<()> {
+    let into = nodes.get(j).ok_or_else(|| internal("input node missing"))?;
+    let c = c.reshape(&into.shape)?;
+    let c = if c.dtype() == into.dtype {
+        c
+    } else {
+        c.as_type(into.dtype)?
+    };
+    grads[j] = Some(match grads[j].take() {
+        Some(sum) => sum.add(&c)?,
+        None => c,
+    });
+    Ok(())
+}
+
+/// The gradient through a loop or branch node: for a branch, a branch of the gradients (the
+/// program differentiates only the branch it takes); a loop is not differentiated.
+fn control_contributions(
+    graph: &Arc<Graph>,
+    nodes: &[Node],
+    needs: &[bool],
+    node: &Node,
+    control: &Control,
+    cotangents: Vec<Option<Tensor>>,
+) -> Result<Vec<(usize, Tensor)>> {
+    let Control::Cond { then, otherwise } = control else {
+        return Err(Error::InvalidArgument {
+            op: "grad",
+            message: "the gradient flows through a while_loop, which is not differentiated \
+                      (its trip count is known only when it runs): stop_grad what enters the \
+                      loop, or write a loop of a fixed number of steps as a Rust loop, which \
+                      the trace unrolls"
+                .into(),
+        });
+    };
+    let input = |p: usize| -> Result<Tensor> {
+        let j = *node
+            .inputs
+            .get(p)
+            .ok_or_else(|| internal("input missing"))?;
+        let n = nodes.get(j).ok_or_else(|| internal("input node missing"))?;
+        placeholder_of(graph, j, n)
+    };
+    let predicate = input(0)?;
+    let mut seeds = Vec::new();
+    for (k, o) in otherwise.outputs.iter().enumerate() {
+        let dtype = otherwise
+            .nodes
+            .get(o.slot)
+            .map(|n| n.dtype)
+            .ok_or_else(|| internal("a branch's result missing"))?;
+        let ct = match cotangents.get(k).cloned().flatten() {
+            Some(c) => Some(c),
+            None if dtype.is_float() => Some(on(o.device).zeros(dtype, &o.shape)?),
+            None => None,
+        };
+        seeds.push(ct);
+    }
+    let first = 1..1 + then.captures.len();
+    let second = first.end..first.end + otherwise.captures.len();
+    let wanted: Vec<usize> = (1..node.inputs.len())
+        .filter(|&p| node.inputs.get(p).is_some_and(|&j| needs[j]))
+        .collect();
+    let inputs = (0..node.inputs.len())
+        .map(input)
+        .collect::<Result<Vec<_>>>()?;
+    let branch = |body: &Body, range: std::ops::Range<usize>| -> Result<Vec<Tensor>> {
+        let captured = inputs
+            .get(range.clone())
+            .ok_or_else(|| internal("captures missing"))?;
+        let (outputs, params) = replay(body, captured)?;
+        let seeds: Vec<(Tensor, Tensor)> = outputs
+            .into_iter()
+            .zip(&seeds)
+            .filter_map(|(o, s)| s.clone().map(|s| (o, s)))
+            .collect();
+        let targets: Vec<&Tensor> = params.iter().collect();
+        let grads = propagate("grad", &seeds, &targets)?;
+        wanted
+            .iter()
+            .map(|&p| {
+                if range.contains(&p) {
+                    grads
+                        .get(p - range.start)
+                        .cloned()
+                        .ok_or_else(|| internal("a capture's gradient missing"))
+                } else {
+                    let t = &inputs[p];
+                    on(t.device()).zeros(t.dtype(), t.shape())
+                }
+            })
+            .collect()
+    };
+    let grads: Vec<Tensor> = cond(
+        &predicate,
+        || branch(then, first),
+        || branch(otherwise, second),
+    )?;
+    wanted
+        .iter()
+        .zip(grads)
+        .map(|(&p, g)| Ok((node.inputs[p], g)))
+        .collect()
+}
+
+/// Records a traced body again into the innermost trace, its parameters standing for
+/// `captured` (through an identity each, so the gradient has nodes to reach): the body's
+/// results and those identities.
+fn replay(body: &Body, captured: &[Tensor]) -> Result<(Vec<Tensor>, Vec<Tensor>)> {
+    let mut values: Vec<Option<Tensor>> = vec![None; body.nodes.len()];
+    let mut params: Vec<Tensor> = Vec::with_capacity(captured.len());
+    for t in captured {
+        params.push(identity(t)?);
+    }
+    for (i, node) in body.nodes.iter().enumerate() {
+        let inputs = node
+            .inputs
+            .iter()
+            .map(|&j| {
+                values
+                    .get(j)
+                    .cloned()
+                    .flatten()
+                    .ok_or_else(|| internal("a body's input replayed late"))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let value = match &node.kind {
+            NodeKind::Param(p) => params
+                .get(*p)
+                .cloned()
+                .ok_or_else(|| internal("a body's parameter missing"))?,
+            NodeKind::Constant(memory) => {
+                Tensor::from_shared(Arc::clone(memory), node.shape.clone(), node.device)?
+            }
+            NodeKind::Op(op) => {
+                let refs: Vec<&Tensor> = inputs.iter().collect();
+                let vals = inputs
+                    .iter()
+                    .map(|t| t.value())
+                    .collect::<Result<Vec<_>>>()?;
+                let out = record(node.device, op.clone(), &refs, &vals, node.shape.clone())?;
+                if let Some(annotation) = body.annotations.get(&i) {
+                    match annotation.clone().downcast::<Rule>().ok().as_deref() {
+                        Some(Rule::Stop) => {
+                            if let Some((g, n)) = node_ref(&out)? {
+                                g.annotate(n, Arc::new(Rule::Stop));
+                            }
+                        }
+                        _ => {
+                            return Err(Error::InvalidArgument {
+                                op: "custom_grad",
+                                message: "a custom_grad inside a cond branch is not \
+                                          differentiated through the branch; apply it outside \
+                                          the cond"
+                                    .into(),
+                            })
+                        }
+                    }
+                }
+                out
+            }
+            NodeKind::Transfer => inputs
+                .first()
+                .ok_or_else(|| internal("a transfer without input"))?
+                .backend_copy(node.device)?,
+            kind @ (NodeKind::Control(_) | NodeKind::Project(_)) => record_node(
+                kind.clone(),
+                &inputs,
+                node.dtype,
+                node.shape.clone(),
+                node.device,
+            )?,
+        };
+        values[i] = Some(value);
+    }
+    let outputs = body
+        .outputs
+        .iter()
+        .map(|o| {
+            values
+                .get(o.slot)
+                .cloned()
+                .flatten()
+                .ok_or_else(|| internal("a body's result missing"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((outputs, params))
+}
+
+/// The same values as a new node of the innermost trace.
+fn identity(t: &Tensor) -> Result<Tensor> {
+    let shape = t.shape().to_vec();
+    let copy = Op::CopyStrided {
+        view: Strided::contiguous(&shape),
+        out_shape: shape.clone(),
+    };
+    record(t.device(), copy, &[t], &[t.value()?], shape)
+}
+
 /// For each node: does the gradient of the result flow from it to a wanted node?
 fn flows(graph: &Graph, nodes: &[Node], wanted: &[usize], out: usize) -> Vec<bool> {
     let mut needs = vec![false; nodes.len()];
@@ -215,7 +451,7 @@ fn flows(graph: &Graph, nodes: &[Node], wanted: &[usize], out: usize) -> Vec<boo
             needs[i] = node.dtype.is_float();
             continue;
         }
-        if !node.dtype.is_float() {
+        if !node.dtype.is_float() && !matches!(node.kind, NodeKind::Control(_)) {
             continue;
         }
         let from_inputs = |inputs: &[usize]| inputs.iter().any(|&j| needs[j]);
@@ -224,7 +460,10 @@ fn flows(graph: &Graph, nodes: &[Node], wanted: &[usize], out: usize) -> Vec<boo
             Some(Rule::Custom { inputs, .. }) => from_inputs(inputs),
             None => match &node.kind {
                 NodeKind::Op(op) if stops_gradient(op) => false,
-                NodeKind::Op(_) | NodeKind::Transfer => from_inputs(&node.inputs),
+                NodeKind::Op(_)
+                | NodeKind::Transfer
+                | NodeKind::Control(_)
+                | NodeKind::Project(_) => from_inputs(&node.inputs),
                 NodeKind::Param(_) | NodeKind::Constant(_) => false,
             },
         };
@@ -298,23 +537,23 @@ fn contributions(
             let from = nodes.get(j).ok_or_else(|| internal("input node missing"))?;
             Ok(vec![(j, Some(g.backend_copy(from.device)?))])
         }
-        NodeKind::Param(_) | NodeKind::Constant(_) => Ok(Vec::new()),
+        // Projections and control nodes are handled by `propagate`.
+        NodeKind::Param(_)
+        | NodeKind::Constant(_)
+        | NodeKind::Control(_)
+        | NodeKind::Project(_) => Ok(Vec::new()),
     }
 }
 
 /// Records an identity of `t` as a new node carrying `rule` (inside a trace), or returns `t`
 /// (outside one, where there is nothing to differentiate).
 fn marked(t: &Tensor, rule: impl FnOnce() -> Result<Rule>) -> Result<Tensor> {
-    let Some((graph, _)) = node_ref(t)? else {
+    if node_ref(t)?.is_none() {
         return Ok(t.clone());
-    };
-    let shape = t.shape().to_vec();
-    let copy = Op::CopyStrided {
-        view: Strided::contiguous(&shape),
-        out_shape: shape.clone(),
-    };
-    let out = record(t.device(), copy, &[t], &[t.value()?], shape)?;
-    let Some((_, node)) = node_ref(&out)? else {
+    }
+    let out = identity(t)?;
+    // The identity may be in a body inside `t`'s trace (a stop_grad inside a branch).
+    let Some((graph, node)) = node_ref(&out)? else {
         return Err(internal("an identity recorded without a node"));
     };
     graph.annotate(node, Arc::new(rule()?));

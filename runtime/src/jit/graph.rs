@@ -25,6 +25,44 @@ pub(crate) enum NodeKind {
     Op(Op),
     /// A copy of an earlier node to the node's device (a weak operand moved there).
     Transfer,
+    /// A loop or a branch the program runs (`control.rs`): its bodies are graphs of their own.
+    /// Its value is a tuple, read by `Project` nodes.
+    Control(Arc<Control>),
+    /// Entry `k` of the tuple its one input (a `Control` node) produces.
+    Project(usize),
+}
+
+/// A function traced into a graph of its own, to be run by a `Control` node any number of
+/// times: its parameters are the values the node passes in, then the values it captured from
+/// the enclosing graphs.
+#[derive(Debug, Clone)]
+pub(crate) struct Body {
+    pub nodes: Vec<Node>,
+    pub outputs: Vec<Output>,
+    /// The enclosing graph's nodes passed as parameters after the explicit ones, in order.
+    pub captures: Vec<usize>,
+    /// Annotations of the body's nodes (`stop_grad` inside a branch), for its gradient.
+    pub annotations: HashMap<usize, Annotation>,
+}
+
+/// What a `Control` node runs. Its inputs are, in order: the loop's initial state (or the
+/// branch's predicate), then each body's captures.
+#[derive(Debug, Clone)]
+pub(crate) enum Control {
+    /// `state = body(state)` while `condition(state)` is not zero; the result is the state.
+    While { condition: Body, body: Body },
+    /// `then` when the predicate (a scalar) is not zero, else `otherwise`.
+    Cond { then: Body, otherwise: Body },
+}
+
+impl Control {
+    /// The bodies, in the order their captures follow the node's first inputs.
+    pub(crate) fn bodies(&self) -> [&Body; 2] {
+        match self {
+            Control::While { condition, body } => [condition, body],
+            Control::Cond { then, otherwise } => [then, otherwise],
+        }
+    }
 }
 
 /// One value of a traced graph.
@@ -56,6 +94,13 @@ pub(crate) type Annotation = Arc<dyn Any + Send + Sync>;
 pub(crate) struct Graph {
     nodes: Mutex<Vec<Node>>,
     annotations: Mutex<HashMap<usize, Annotation>>,
+    /// The graph this one is a body of (a loop's or a branch's), if any.
+    parent: Option<Arc<Graph>>,
+    /// Parameters before the captured ones.
+    explicit_params: usize,
+    /// The parent's nodes this graph captured (with the parameter node standing for each), in
+    /// the order of their parameters.
+    captures: Mutex<Vec<(usize, usize)>>,
 }
 
 impl std::fmt::Debug for Graph {
@@ -67,6 +112,87 @@ impl std::fmt::Debug for Graph {
 }
 
 impl Graph {
+    /// A graph for a body of a loop or branch recorded inside `parent`, whose first
+    /// `explicit_params` parameters are given by the control node; values of `parent` (or of
+    /// its ancestors) used inside become captured parameters after them.
+    pub(crate) fn body_of(parent: &Arc<Graph>, explicit_params: usize) -> Graph {
+        Graph {
+            parent: Some(Arc::clone(parent)),
+            explicit_params,
+            ..Graph::default()
+        }
+    }
+
+    /// True when `other` is this graph or one it is (transitively) a body of.
+    pub(crate) fn within(self: &Arc<Graph>, other: &Arc<Graph>) -> bool {
+        let mut at = Some(self);
+        while let Some(g) = at {
+            if Arc::ptr_eq(g, other) {
+                return true;
+            }
+            at = g.parent.as_ref();
+        }
+        false
+    }
+
+    /// How many graphs enclose this one.
+    pub(crate) fn depth(&self) -> usize {
+        self.parent.as_ref().map_or(0, |p| p.depth() + 1)
+    }
+
+    /// The node standing for `node` of graph `owner` in this graph: itself when `owner` is this
+    /// graph, a captured parameter when `owner` encloses it (captured through every graph in
+    /// between), `None` when `owner` does not enclose it.
+    pub(crate) fn node_for(self: &Arc<Graph>, owner: &Arc<Graph>, node: usize) -> Option<usize> {
+        if Arc::ptr_eq(self, owner) {
+            return Some(node);
+        }
+        let parent = self.parent.as_ref()?;
+        let outer = parent.node_for(owner, node)?;
+        let mut captures = self.captures.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&(_, local)) = captures.iter().find(|(o, _)| *o == outer) {
+            return Some(local);
+        }
+        let template = parent.node(outer)?;
+        let local = self.push(Node {
+            kind: NodeKind::Param(self.explicit_params + captures.len()),
+            inputs: Vec::new(),
+            ..template
+        });
+        captures.push((outer, local));
+        Some(local)
+    }
+
+    /// Node `index`'s description (kind and inputs included).
+    pub(crate) fn node(&self, index: usize) -> Option<Node> {
+        self.nodes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(index)
+            .cloned()
+    }
+
+    /// The traced body: its nodes (taken out), the results, what it captured and its
+    /// annotations.
+    pub(crate) fn finish(&self, outputs: Vec<Output>) -> Body {
+        Body {
+            nodes: self.take(),
+            outputs,
+            captures: self
+                .captures
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .map(|&(outer, _)| outer)
+                .collect(),
+            annotations: self
+                .annotations
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        }
+    }
+
     pub(crate) fn push(&self, node: Node) -> usize {
         let mut nodes = self.nodes.lock().unwrap_or_else(|e| e.into_inner());
         nodes.push(node);

@@ -22,6 +22,7 @@
 //! control flow work as in eager code; reading a value is an error ([`crate::Error::Traced`]),
 //! and an error names the op that caused it ([`crate::Error::Jit`]).
 
+pub(crate) mod control;
 pub(crate) mod fuse;
 pub(crate) mod grad;
 pub(crate) mod graph;
@@ -86,6 +87,34 @@ impl JitOutput for (Tensor, Tensor) {
         match (it.next(), it.next(), it.next()) {
             (Some(a), Some(b), None) => Ok((a, b)),
             _ => Err(count_error(2, n)),
+        }
+    }
+}
+
+impl JitOutput for (Tensor, Tensor, Tensor) {
+    fn into_tensors(self) -> Vec<Tensor> {
+        vec![self.0, self.1, self.2]
+    }
+    fn from_tensors(tensors: Vec<Tensor>) -> Result<Self> {
+        let n = tensors.len();
+        let mut it = tensors.into_iter();
+        match (it.next(), it.next(), it.next(), it.next()) {
+            (Some(a), Some(b), Some(c), None) => Ok((a, b, c)),
+            _ => Err(count_error(3, n)),
+        }
+    }
+}
+
+impl JitOutput for (Tensor, Tensor, Tensor, Tensor) {
+    fn into_tensors(self) -> Vec<Tensor> {
+        vec![self.0, self.1, self.2, self.3]
+    }
+    fn from_tensors(tensors: Vec<Tensor>) -> Result<Self> {
+        let n = tensors.len();
+        let mut it = tensors.into_iter();
+        match (it.next(), it.next(), it.next(), it.next(), it.next()) {
+            (Some(a), Some(b), Some(c), Some(d), None) => Ok((a, b, c, d)),
+            _ => Err(count_error(4, n)),
         }
     }
 }
@@ -493,6 +522,7 @@ impl<O: JitOutput> Jit<O> {
                 Ok(param.named_like(a))
             })
             .collect::<Result<Vec<_>>>()?;
+        let tracing = trace::enter(&graph);
         let result = (self.inner.function)(&params).map_err(|e| match e {
             e @ Error::Jit { .. } => e,
             e => Error::Jit {
@@ -513,6 +543,7 @@ impl<O: JitOutput> Jit<O> {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
+        drop(tracing);
         drop(params);
         Program::build(graph.take(), outputs, fusion)
     }

@@ -13,7 +13,7 @@ use crate::memory::Memory;
 use crate::tensor::Tensor;
 
 use super::fuse;
-use super::graph::{Node, NodeKind, Output};
+use super::graph::{Body, Control, Node, NodeKind, Output};
 
 /// One instruction; its result goes to slot `slot` (the node's position in the trace).
 #[derive(Debug)]
@@ -35,6 +35,46 @@ pub(crate) enum Instr {
         to: Device,
         slot: usize,
     },
+    /// A loop or branch over `inputs` (see [`Control`] for their order); its slot holds a
+    /// tuple.
+    Control {
+        control: Compiled,
+        inputs: Vec<usize>,
+        slot: usize,
+    },
+    /// Entry `index` of the tuple in slot `input`.
+    Project {
+        input: usize,
+        index: usize,
+        slot: usize,
+    },
+}
+
+/// A control node with its bodies compiled.
+#[derive(Debug)]
+pub(crate) enum Compiled {
+    While {
+        condition: SubProgram,
+        body: SubProgram,
+    },
+    Cond {
+        then: SubProgram,
+        otherwise: SubProgram,
+    },
+}
+
+/// A body compiled, and where its captured values are among the control node's inputs.
+#[derive(Debug)]
+pub(crate) struct SubProgram {
+    program: Program,
+    captures: std::ops::Range<usize>,
+}
+
+/// What a slot holds while a program runs.
+#[derive(Clone)]
+enum Held {
+    One(Arc<Memory>),
+    Tuple(Arc<Vec<Arc<Memory>>>),
 }
 
 impl Instr {
@@ -43,14 +83,18 @@ impl Instr {
             Instr::Param { slot, .. }
             | Instr::Constant { slot, .. }
             | Instr::Run { slot, .. }
-            | Instr::Transfer { slot, .. } => *slot,
+            | Instr::Transfer { slot, .. }
+            | Instr::Control { slot, .. }
+            | Instr::Project { slot, .. } => *slot,
         }
     }
 
     fn reads(&self) -> &[usize] {
         match self {
-            Instr::Run { inputs, .. } => inputs,
-            Instr::Transfer { input, .. } => std::slice::from_ref(input),
+            Instr::Run { inputs, .. } | Instr::Control { inputs, .. } => inputs,
+            Instr::Transfer { input, .. } | Instr::Project { input, .. } => {
+                std::slice::from_ref(input)
+            }
             _ => &[],
         }
     }
@@ -119,6 +163,34 @@ impl Program {
                         slot,
                     }
                 }
+                NodeKind::Control(control) => {
+                    let lead = match &*control {
+                        Control::While { body, .. } => body.outputs.len(),
+                        Control::Cond { .. } => 1,
+                    };
+                    let control = compile_control(&control, lead, fusion)?;
+                    let [a, b] = control.programs();
+                    for p in [a, b] {
+                        stats.ops += p.stats.ops;
+                        stats.instructions += p.stats.instructions;
+                        stats.fused_regions += p.stats.fused_regions;
+                        stats.fused_ops += p.stats.fused_ops;
+                    }
+                    Instr::Control {
+                        control,
+                        inputs: node.inputs,
+                        slot,
+                    }
+                }
+                NodeKind::Project(index) => Instr::Project {
+                    input: node
+                        .inputs
+                        .first()
+                        .copied()
+                        .ok_or(internal("a projection without input"))?,
+                    index,
+                    slot,
+                },
                 NodeKind::Op(op) => match plan.regions.get(&slot) {
                     Some((fused, inputs)) => {
                         stats.fused_regions += 1;
@@ -140,7 +212,7 @@ impl Program {
             };
             instrs.push(instr);
         }
-        stats.instructions = instrs.len();
+        stats.instructions += instrs.len();
         let frees = last_reads(&instrs, &outputs, slots);
         Ok(Program {
             instrs,
@@ -153,48 +225,153 @@ impl Program {
 
     /// Runs the program on `args` (already on the program's device, matching its templates).
     pub(crate) fn run(&self, args: &[Tensor]) -> Result<Vec<Tensor>> {
-        let mut slots: Vec<Option<Arc<Memory>>> = vec![None; self.slots];
-        let get = |slots: &[Option<Arc<Memory>>], s: usize| -> Result<Arc<Memory>> {
-            slots
-                .get(s)
-                .and_then(|m| m.clone())
-                .ok_or_else(|| internal("a slot read before it was written"))
-        };
+        let args = args
+            .iter()
+            .map(|a| a.memory())
+            .collect::<Result<Vec<_>>>()?;
+        let results = self.run_memories(&args)?;
+        self.outputs
+            .iter()
+            .zip(results)
+            .map(|(o, m)| {
+                let t = Tensor::from_shared(m, o.shape.clone(), o.device)?;
+                Ok(t.named(o.names.clone()))
+            })
+            .collect()
+    }
+
+    /// Runs the program on the memory of its arguments and returns its results' memory.
+    fn run_memories(&self, args: &[Arc<Memory>]) -> Result<Vec<Arc<Memory>>> {
+        let mut slots: Vec<Option<Held>> = vec![None; self.slots];
         for (instr, frees) in self.instrs.iter().zip(&self.frees) {
             let value = match instr {
-                Instr::Param { index, .. } => args
-                    .get(*index)
-                    .ok_or_else(|| internal("an argument missing"))?
-                    .memory()?,
-                Instr::Constant { memory, .. } => Arc::clone(memory),
+                Instr::Param { index, .. } => Held::One(Arc::clone(
+                    args.get(*index)
+                        .ok_or_else(|| internal("an argument missing"))?,
+                )),
+                Instr::Constant { memory, .. } => Held::One(Arc::clone(memory)),
                 Instr::Run {
                     op, inputs, device, ..
                 } => {
                     let held = inputs
                         .iter()
-                        .map(|&s| get(&slots, s))
+                        .map(|&s| one(&slots, s))
                         .collect::<Result<Vec<_>>>()?;
                     let refs: Vec<&Memory> = held.iter().map(|m| &**m).collect();
-                    Arc::new(dispatch(*device, op, &refs)?)
+                    Held::One(Arc::new(dispatch(*device, op, &refs)?))
                 }
                 Instr::Transfer { input, to, .. } => {
-                    let m = get(&slots, *input)?;
-                    Arc::new(m.copy_to(*to)?)
+                    Held::One(Arc::new(one(&slots, *input)?.copy_to(*to)?))
                 }
+                Instr::Control {
+                    control, inputs, ..
+                } => {
+                    let held = inputs
+                        .iter()
+                        .map(|&s| one(&slots, s))
+                        .collect::<Result<Vec<_>>>()?;
+                    Held::Tuple(Arc::new(control.run(&held)?))
+                }
+                Instr::Project { input, index, .. } => match slots.get(*input) {
+                    Some(Some(Held::Tuple(t))) => Held::One(Arc::clone(
+                        t.get(*index)
+                            .ok_or_else(|| internal("a projection past its tuple"))?,
+                    )),
+                    _ => return Err(internal("a projection of no tuple")),
+                },
             };
             slots[instr.slot()] = Some(value);
             for &s in frees {
                 slots[s] = None;
             }
         }
-        self.outputs
-            .iter()
-            .map(|o| {
-                let t = Tensor::from_shared(get(&slots, o.slot)?, o.shape.clone(), o.device)?;
-                Ok(t.named(o.names.clone()))
-            })
-            .collect()
+        self.outputs.iter().map(|o| one(&slots, o.slot)).collect()
     }
+}
+
+fn one(slots: &[Option<Held>], s: usize) -> Result<Arc<Memory>> {
+    match slots.get(s) {
+        Some(Some(Held::One(m))) => Ok(Arc::clone(m)),
+        Some(Some(Held::Tuple(_))) => Err(internal("a tuple read as one value")),
+        _ => Err(internal("a slot read before it was written")),
+    }
+}
+
+/// Compiles a control node's bodies; `lead` inputs come before the first body's captures.
+fn compile_control(control: &Control, lead: usize, fusion: bool) -> Result<Compiled> {
+    let [a, b] = control.bodies();
+    let first = lead..lead + a.captures.len();
+    let second = first.end..first.end + b.captures.len();
+    let sub = |body: &Body, captures| -> Result<SubProgram> {
+        Ok(SubProgram {
+            program: Program::build(body.nodes.clone(), body.outputs.clone(), fusion)?,
+            captures,
+        })
+    };
+    Ok(match control {
+        Control::While { .. } => Compiled::While {
+            condition: sub(a, first)?,
+            body: sub(b, second)?,
+        },
+        Control::Cond { .. } => Compiled::Cond {
+            then: sub(a, first)?,
+            otherwise: sub(b, second)?,
+        },
+    })
+}
+
+impl Compiled {
+    fn programs(&self) -> [&Program; 2] {
+        match self {
+            Compiled::While { condition, body } => [&condition.program, &body.program],
+            Compiled::Cond { then, otherwise } => [&then.program, &otherwise.program],
+        }
+    }
+
+    /// Runs the loop or the branch over the node's inputs; returns the tuple it produces.
+    fn run(&self, inputs: &[Arc<Memory>]) -> Result<Vec<Arc<Memory>>> {
+        let captured = |sub: &SubProgram| -> Result<&[Arc<Memory>]> {
+            inputs
+                .get(sub.captures.clone())
+                .ok_or_else(|| internal("captures missing"))
+        };
+        match self {
+            Compiled::While { condition, body } => {
+                let lead = condition.captures.start;
+                let mut state: Vec<Arc<Memory>> = inputs
+                    .get(..lead)
+                    .ok_or_else(|| internal("the state missing"))?
+                    .to_vec();
+                let (cond_captures, body_captures) = (captured(condition)?, captured(body)?);
+                loop {
+                    // A loop of no ops passes no other safe point for an interrupt.
+                    crate::interrupt::check()?;
+                    let mut args = state.clone();
+                    args.extend_from_slice(cond_captures);
+                    let go = condition.program.run_memories(&args)?;
+                    if !truthy(go.first().ok_or_else(|| internal("no condition"))?)? {
+                        return Ok(state);
+                    }
+                    state.extend_from_slice(body_captures);
+                    state = body.program.run_memories(&state)?;
+                }
+            }
+            Compiled::Cond { then, otherwise } => {
+                let predicate = inputs.first().ok_or_else(|| internal("no predicate"))?;
+                let chosen = if truthy(predicate)? { then } else { otherwise };
+                chosen.program.run_memories(captured(chosen)?)
+            }
+        }
+    }
+}
+
+/// A scalar's truth as Nx's `while` and `if` read it: anything but zero. Reading it waits for
+/// the device (only this one value comes back).
+pub(crate) fn truthy(memory: &Memory) -> Result<bool> {
+    let host = memory.to_host()?;
+    Ok(crate::buffer::with_buffer!(&*host, v => v
+        .first()
+        .is_some_and(|x| crate::element::Element::to_f64(*x) != 0.0)))
 }
 
 fn internal(what: &str) -> Error {

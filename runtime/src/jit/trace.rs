@@ -5,6 +5,7 @@
 //! time, as in Nx's `defn`; reading a placeholder's values is an error naming it. Placeholders
 //! never reach memory or a backend: the type of a tensor's value keeps them apart.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use super::graph::{Graph, Node, NodeKind, Placeholder};
@@ -13,6 +14,36 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::Op;
 use crate::tensor::{Tensor, Value};
+
+thread_local! {
+    /// The graphs being traced on this thread, innermost last (a jit function's, then the
+    /// bodies of the loops and branches it is tracing).
+    static TRACING: RefCell<Vec<Arc<Graph>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// While alive, `graph` is the innermost graph traced on this thread: ops record into it even
+/// when their operands belong to an enclosing graph (a body captures them), so a branch's work
+/// stays in the branch.
+pub(crate) struct Tracing(());
+
+/// Makes `graph` the innermost traced graph until the guard is dropped.
+pub(crate) fn enter(graph: &Arc<Graph>) -> Tracing {
+    TRACING.with(|t| t.borrow_mut().push(Arc::clone(graph)));
+    Tracing(())
+}
+
+impl Drop for Tracing {
+    fn drop(&mut self) {
+        TRACING.with(|t| {
+            t.borrow_mut().pop();
+        });
+    }
+}
+
+/// The innermost graph traced on this thread, if any.
+pub(crate) fn current() -> Option<Arc<Graph>> {
+    TRACING.with(|t| t.borrow().last().cloned())
+}
 
 fn placeholder(
     graph: &Arc<Graph>,
@@ -47,8 +78,9 @@ pub(crate) fn param(
 /// constant otherwise.
 pub(crate) fn node_of(graph: &Arc<Graph>, tensor: &Tensor) -> Result<usize> {
     match tensor.value()? {
-        Value::Placeholder(t) if Arc::ptr_eq(&t.graph, graph) => Ok(t.node),
-        Value::Placeholder(_) => Err(foreign(tensor)),
+        Value::Placeholder(t) => graph
+            .node_for(&t.graph, t.node)
+            .ok_or_else(|| foreign(tensor)),
         Value::Memory(memory) => Ok(graph.push(Node {
             kind: NodeKind::Constant(memory),
             inputs: Vec::new(),
@@ -79,16 +111,24 @@ pub(crate) fn record(
     values: &[Value],
     shape: Vec<usize>,
 ) -> Result<Tensor> {
-    let graph = values
+    let owners: Vec<&Arc<Graph>> = values
         .iter()
-        .find_map(|v| match v {
-            Value::Placeholder(t) => Some(Arc::clone(&t.graph)),
+        .filter_map(|v| match v {
+            Value::Placeholder(t) => Some(&t.graph),
             Value::Memory(_) => None,
         })
-        .ok_or(Error::InvalidArgument {
-            op: "jit",
-            message: "internal: an op recorded without a placeholder".into(),
-        })?;
+        .collect();
+    let graph = match current() {
+        Some(inner) if owners.iter().all(|g| inner.within(g)) => inner,
+        _ => owners
+            .iter()
+            .max_by_key(|g| g.depth())
+            .map(|g| Arc::clone(g))
+            .ok_or(Error::InvalidArgument {
+                op: "jit",
+                message: "internal: an op recorded without a placeholder".into(),
+            })?,
+    };
     let inputs = operands
         .iter()
         .map(|t| node_of(&graph, t))
@@ -122,4 +162,32 @@ pub(crate) fn node_ref(tensor: &Tensor) -> Result<Option<(Arc<Graph>, usize)>> {
         Value::Placeholder(p) => Some((Arc::clone(&p.graph), p.node)),
         Value::Memory(_) => None,
     })
+}
+
+/// Records a node of `kind` over `inputs` into the innermost traced graph: how a gradient
+/// replays a body's loops and branches (whose kinds are not ops) into the graph it records.
+pub(crate) fn record_node(
+    kind: NodeKind,
+    inputs: &[Tensor],
+    dtype: DType,
+    shape: Vec<usize>,
+    device: Device,
+) -> Result<Tensor> {
+    let graph = current().ok_or(Error::InvalidArgument {
+        op: "jit",
+        message: "internal: a node recorded outside a trace".into(),
+    })?;
+    let inputs = inputs
+        .iter()
+        .map(|t| node_of(&graph, t))
+        .collect::<Result<Vec<_>>>()?;
+    let node = Node {
+        kind,
+        inputs,
+        device,
+        dtype,
+        shape,
+    };
+    let at = graph.push(node.clone());
+    placeholder_of(&graph, at, &node)
 }
