@@ -178,6 +178,10 @@ def test_04_jit_and_streams(nb04):
     assert "large gradient clipped to norm 1: [0.6, 0.8]" in out
     assert "eagerly, the same: [0.6, 0.8]" in out
     assert "while_loop of 1000 iterations on host: eager" in out
+    # vmap of grad: per-example gradients, equal to the loop over the examples.
+    assert "per-example gradients: f32[4][3] on host:0, norms [" in out
+    assert "equal to a loop over the examples: true" in out
+    assert "#Function<vmap, 3 arguments, compiled for host:0" in out
     # Dense layer with softmax: jit agrees with eager on binary and host, both timed.
     assert "binary: jit" in out and "host:0: jit" in out
     assert "dense+softmax jit @ host:0" in out and "dense+softmax eager @ binary" in out

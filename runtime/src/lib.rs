@@ -87,6 +87,7 @@ pub use interrupt::sleep;
 pub use jit::control::{cond, fori_loop, while_loop};
 pub use jit::grad::{custom_grad, grad, grad_wrt, value_and_grad, value_and_grad_wrt};
 pub use jit::stream::{stream, stream_cached, Stream};
+pub use jit::vmap::{vmap, vmap_axes};
 pub use jit::{
     arity, jit, jit_apply, jit_cached, Compilation, Jit, JitArgs, JitFn, JitOutput, Stats, Template,
 };

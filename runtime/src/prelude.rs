@@ -13,6 +13,7 @@ pub use crate::image::{show_images, Image, ImageGrid};
 pub use crate::jit::control::{cond, fori_loop, while_loop};
 pub use crate::jit::grad::{custom_grad, grad, grad_wrt, value_and_grad, value_and_grad_wrt};
 pub use crate::jit::stream::stream;
+pub use crate::jit::vmap::{vmap, vmap_axes};
 pub use crate::jit::{jit, jit_cached, Jit};
 pub use crate::notebook::{clear_output, display, DisplayHandle, Html, Svg};
 pub use crate::ops::axes::Axis;

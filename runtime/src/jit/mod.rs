@@ -30,6 +30,7 @@ pub(crate) mod program;
 pub(crate) mod stream;
 pub(crate) mod trace;
 mod vjp;
+pub(crate) mod vmap;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -203,6 +204,17 @@ where
     }
     fn apply(&self, args: &[Tensor]) -> Result<O> {
         self(args)
+    }
+}
+
+/// A compiled function is a function `jit`, `grad` and `vmap` can take: traced inside
+/// another function, its ops join that trace (so `vmap(grad(f))` and `grad(jit(f))` compose).
+impl<O: JitOutput> JitFn<arity::Compiled, O> for Jit<O> {
+    fn arity(&self) -> Option<usize> {
+        self.inner.arity
+    }
+    fn apply(&self, args: &[Tensor]) -> Result<O> {
+        self.call(args)
     }
 }
 

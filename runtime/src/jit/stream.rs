@@ -19,7 +19,7 @@ use crate::session::resolve_compiled_device;
 use crate::tensor::Tensor;
 
 /// The step of a stream: a closure `|chunk: &Tensor, state: &Tensor| -> Result<(output, new
-/// state)>`, or a [`Jit`] of one (which then shares its cache with the stream).
+/// state)>`, or a [`Jit`] of one (given by reference, it shares its cache with the stream).
 pub trait StreamStep<A> {
     /// The step as a compiled function.
     fn into_jit(self) -> Jit<(Tensor, Tensor)>;
@@ -34,12 +34,6 @@ impl<A, F: JitFn<A, (Tensor, Tensor)>> StreamStep<A> for F {
 impl StreamStep<arity::Compiled> for &Jit<(Tensor, Tensor)> {
     fn into_jit(self) -> Jit<(Tensor, Tensor)> {
         self.clone()
-    }
-}
-
-impl StreamStep<arity::Compiled> for Jit<(Tensor, Tensor)> {
-    fn into_jit(self) -> Jit<(Tensor, Tensor)> {
-        self
     }
 }
 

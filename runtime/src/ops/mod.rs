@@ -144,7 +144,7 @@ pub enum Leftover {
 /// Runs `op` on `device` over operands already moved there and wraps the result of `shape`.
 /// Inside a jit function (an operand is a placeholder) the op is recorded instead. Placement
 /// is checked once, by `memory::dispatch`: an operand elsewhere is its typed error.
-pub(super) fn run(
+pub(crate) fn run(
     device: Device,
     op: Op,
     operands: &[&Tensor],
