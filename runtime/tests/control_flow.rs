@@ -207,6 +207,21 @@ fn fori_loop_counts_through_its_range() {
     }
 }
 
+#[test]
+fn a_body_may_return_its_state_reshaped() {
+    // The body reshapes twice (no op recorded for either): the loop's results keep the state's
+    // shape.
+    let f = jit(|x: &Tensor| {
+        fori_loop(0..3, x.clone(), |_, x| {
+            x.reshape(&[6])?.add(1.0)?.reshape(&[2, 3])
+        })
+    });
+    let x = on(Device::host(0)).zeros(DType::F32, &[2, 3]).unwrap();
+    let y = f.call(&x).unwrap();
+    assert_eq!(y.shape(), &[2, 3]);
+    assert_eq!(y.to_vec::<f32>().unwrap(), [3.0; 6]);
+}
+
 fn central_difference(f: &dyn Fn(&[f64]) -> f64, at: &[f64]) -> Vec<f64> {
     let h = 1e-6;
     (0..at.len())

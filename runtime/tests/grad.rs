@@ -7,8 +7,8 @@ mod common;
 use common::{enable_sim, random};
 use proptest::prelude::*;
 use tensorbook::{
-    custom_grad, grad, grad_wrt, jit_cached, on, value_and_grad, value_and_grad_wrt, Conv, DType,
-    Device, Direction, Padding, Result, Tensor,
+    cond, custom_grad, grad, grad_wrt, jit_cached, on, value_and_grad, value_and_grad_wrt, Conv,
+    DType, Device, Direction, Padding, Result, Tensor,
 };
 
 /// The devices every gradient is checked on.
@@ -45,6 +45,7 @@ enum Step {
     ScalarScale(usize, usize),
     ProductReduce(usize, usize),
     Convolved(usize, usize, usize),
+    Branch(usize, usize, usize),
 }
 
 fn step(s: &Step, vals: &[Tensor]) -> Result<Tensor> {
@@ -132,6 +133,18 @@ fn step(s: &Step, vals: &[Tensor]) -> Result<Tensor> {
             };
             out.reshape(&[3, 4])
         }
+        Step::Branch(k, a, b) => {
+            // `cond` on the data: compiled, the program takes one side; the gradient is that
+            // side's.
+            let (x, y) = (v(a), v(b));
+            let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
+            let pick = x.sum(..)?.multiply(sign)?.greater(0.0)?;
+            cond(
+                &pick,
+                || x.multiply(y)?.tanh(),
+                || x.sin()?.add(&y.dot(&x.transpose(..)?)?.sum_keep([1])?),
+            )
+        }
     }
 }
 
@@ -151,6 +164,7 @@ fn step_strategy() -> impl Strategy<Value = Step> {
         (i(), i()).prop_map(|(a, b)| Step::ScalarScale(a, b)),
         (i(), i()).prop_map(|(a, b)| Step::ProductReduce(a, b)),
         (0usize..5, i(), i()).prop_map(|(k, a, b)| Step::Convolved(k, a, b)),
+        (i(), i(), i()).prop_map(|(k, a, b)| Step::Branch(k, a, b)),
     ]
 }
 

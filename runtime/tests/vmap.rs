@@ -8,8 +8,8 @@ mod common;
 
 use common::enable_sim;
 use tensorbook::{
-    cond, grad, jit, on, vmap, vmap_axes, while_loop, Conv, DType, Device, Direction, Result,
-    Tensor, Window,
+    cond, grad, grad_wrt, jit, on, vmap, vmap_axes, while_loop, Conv, DType, Device, Direction,
+    Result, Tensor, Window,
 };
 
 fn devices() -> Vec<Device> {
@@ -259,6 +259,17 @@ fn in_axes_choose_the_batch_axis_and_shared_arguments() {
     // A result that depends on no batched value is still one per example.
     let constant = vmap(|x: &Tensor| on(x.device()).from_vec(vec![1.0f64, 2.0], &[2]));
     assert_eq!(constant.call(&x).unwrap().shape(), &[2, 2]);
+    // A result reshaped without an op (a vector dot's gradient comes back in its shape).
+    let g = vmap_axes(
+        grad_wrt(
+            |w: &Tensor, x: &Tensor| x.dot(w)?.multiply(&x.dot(w)?),
+            &[0],
+        ),
+        &[None, Some(0)],
+    );
+    let w = on(d).from_vec(vec![1.0f64, 0.0, -1.0], &[3]).unwrap();
+    let g = g.call((&w, &x)).unwrap().remove(0);
+    assert_eq!(g.shape(), &[2, 3]);
     // Inside jit, with a captured value of the enclosing trace.
     let scaled = jit(|x: &Tensor, s: &Tensor| {
         let s = s.clone();

@@ -228,7 +228,12 @@ pub(crate) fn record_control(
                 .nodes
                 .get(o.slot)
                 .ok_or_else(|| internal("a body's result missing"))?;
-            Ok((node.clone(), o.names.clone()))
+            // The result's own shape: a reshape records no op, so its node may have another.
+            let node = Node {
+                shape: o.shape.clone(),
+                ..node.clone()
+            };
+            Ok((node, o.names.clone()))
         })
         .collect::<Result<_>>()?;
     let device = outputs

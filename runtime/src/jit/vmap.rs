@@ -205,7 +205,8 @@ fn batched_call(
                 .cloned()
                 .flatten()
                 .ok_or_else(|| internal("a result missing"))?;
-            full(&v, size)
+            // A result's shape may be its node's reshaped (a reshape records no op).
+            full(&v, size)?.reshape(&with_batch(size, &o.shape))
         })
         .collect()
 }
