@@ -67,6 +67,35 @@ impl Factory {
         self.from_vec(data.to_vec(), shape)
     }
 
+    /// A one-dimensional tensor of `dtype` from raw little-endian bytes (Nx's `from_binary`,
+    /// on the machines Nx runs on); the length must be a whole number of elements. Reshape it
+    /// for another shape.
+    pub fn from_binary(&self, bytes: &[u8], dtype: DType) -> Result<Tensor> {
+        let size = dtype.size_in_bytes();
+        if !bytes.len().is_multiple_of(size) {
+            return Err(Error::InvalidArgument {
+                op: "from_binary",
+                message: format!(
+                    "{} bytes are not a whole number of {dtype} elements ({size} bytes each)",
+                    bytes.len()
+                ),
+            });
+        }
+        let len = bytes.len() / size;
+        with_dtype!(dtype, T => {
+            drop(crate::allocate::try_reserve::<T>(len, &[len])?);
+            let data: Vec<T> = bytes
+                .chunks_exact(size)
+                .map(|c| {
+                    let mut raw = [0u8; std::mem::size_of::<T>()];
+                    raw.copy_from_slice(c);
+                    T::from_le_bytes(raw)
+                })
+                .collect();
+            self.from_vec(data, &[len])
+        })
+    }
+
     /// A rank-0 tensor.
     pub fn scalar<T: Element>(&self, value: T) -> Result<Tensor> {
         self.from_vec(vec![value], &[])
@@ -326,6 +355,11 @@ impl Tensor {
     /// On the session's default device; `on(device).from_slice(..)` places it elsewhere.
     pub fn from_slice<T: Element>(data: &[T], shape: &[usize]) -> Result<Tensor> {
         Factory::session_default().from_slice(data, shape)
+    }
+    /// A one-dimensional tensor from raw little-endian bytes (Nx's `from_binary`; see
+    /// [`Factory::from_binary`]), on the session's default device.
+    pub fn from_binary(bytes: &[u8], dtype: DType) -> Result<Tensor> {
+        Factory::session_default().from_binary(bytes, dtype)
     }
     /// A rank-0 tensor.
     ///

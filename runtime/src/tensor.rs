@@ -396,6 +396,12 @@ impl Tensor {
         self.read(|b| Ok(b.to_le_bytes()))
     }
 
+    /// The elements as raw bytes, row-major and little-endian (Nx's `to_binary`;
+    /// [`Tensor::from_binary`] reads them back).
+    pub fn to_binary(&self) -> Result<Vec<u8>> {
+        self.to_bytes()
+    }
+
     /// A copy on `device`; the source stays valid. Copying to its own device still copies.
     /// The copy is the source backend's (`Backend::copy`: through host memory unless the
     /// backend has a direct path); inside a trace it is recorded as a transfer.

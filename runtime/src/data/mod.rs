@@ -1,13 +1,17 @@
-//! Data files into tensors: IDX (the MNIST format, gzipped or not), NumPy `.npy`, and the
-//! MNIST digits the set-up fetches from a package registry ([`mnist`]).
+//! Data files into tensors: IDX (the MNIST format, gzipped or not), NumPy `.npy` and `.npz`,
+//! Hugging Face's `.safetensors`, and the MNIST digits the set-up fetches from a package
+//! registry ([`mnist`]).
 //!
 //! Every reader places its tensor through a [`Factory`](crate::Factory), so loading honours
 //! the session default like every other constructor (`on(Device::host(0)).read_npy(path)`
 //! places explicitly).
 
 pub mod idx;
+mod mapped;
 pub mod mnist;
 pub mod npy;
+pub mod npz;
+pub mod safetensors;
 
 use std::fs::File;
 use std::io::{BufReader, Read};

@@ -18,14 +18,6 @@ use crate::tensor::Tensor;
 
 const MAGIC: &[u8] = b"\x93NUMPY";
 
-fn format_error(path: &Path, message: impl std::fmt::Display) -> Error {
-    Error::Format {
-        path: path.display().to_string(),
-        format: "NPY",
-        message: message.to_string(),
-    }
-}
-
 /// The dtype of a header's `descr` kind and byte size (`'<f4'` is `('f', "4")`); `b1`
 /// (NumPy's bool) reads as u8, as Nx's comparisons give.
 fn npy_dtype(kind: char, size: &str) -> Option<DType> {
@@ -273,7 +265,7 @@ impl Header {
 }
 
 /// Decodes `bytes` as elements of `N` bytes in the file's byte order.
-fn decode<const N: usize, T>(
+pub(super) fn decode<const N: usize, T>(
     bytes: &[u8],
     big_endian: bool,
     from_le: fn([u8; N]) -> T,
@@ -295,25 +287,46 @@ impl Factory {
     /// (`b1` as u8) into a tensor of its shape and the matching dtype.
     pub fn read_npy(&self, path: impl AsRef<Path>) -> Result<Tensor> {
         let path = path.as_ref();
-        let mut file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
-        let header = Header::read(&mut file).map_err(|e| format_error(path, e))?;
+        let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+        self.npy_from(file, &path.display().to_string())
+    }
+
+    /// A `.npy` array read from `reader` (a file, or a member of an `.npz` archive); errors name
+    /// `source`.
+    pub(crate) fn npy_from(&self, mut reader: impl Read, source: &str) -> Result<Tensor> {
+        let bad = |message: String| Error::Format {
+            path: source.to_string(),
+            format: "NPY",
+            message,
+        };
+        let header = Header::read(&mut reader).map_err(bad)?;
         let mut shape = header.shape.clone();
         let count = shape
             .iter()
             .try_fold(1usize, |n, &d| n.checked_mul(d))
             .and_then(|n| n.checked_mul(header.element.size_in_bytes()))
-            .ok_or_else(|| format_error(path, format!("shape {shape:?} is too large")))?;
+            .ok_or_else(|| bad(format!("shape {shape:?} is too large")))?;
+        // A size this machine cannot hold is refused before reading (a zip bomb in an .npz
+        // stops here too); what it can hold is read no further than the header promises.
+        drop(crate::allocate::try_reserve::<u8>(count, &shape)?);
+        // Read no more than the header promises (plus one byte to see a longer file), so a
+        // lying header costs no huge allocation: a short file ends the read early.
         let mut data = Vec::new();
-        file.read_to_end(&mut data).map_err(|e| io_error(path, e))?;
+        reader
+            .take(count as u64 + 1)
+            .read_to_end(&mut data)
+            .map_err(|e| bad(format!("reading the data: {e}")))?;
         if data.len() != count {
-            return Err(format_error(
-                path,
-                format!(
-                    "shape {shape:?} of {:?} needs {count} bytes of data, the file has {}",
-                    header.element,
-                    data.len()
-                ),
-            ));
+            return Err(bad(format!(
+                "shape {shape:?} of {:?} needs {count} bytes of data, {} {}",
+                header.element,
+                if data.len() > count {
+                    "more than"
+                } else {
+                    "only"
+                },
+                data.len().min(count + 1)
+            )));
         }
         // Fortran order is C order of the reversed shape: read that, then transpose back.
         if header.fortran_order {
@@ -338,9 +351,8 @@ pub fn read(path: impl AsRef<Path>) -> Result<Tensor> {
     Factory::session_default().read_npy(path)
 }
 
-/// Writes a tensor as a little-endian, C-order `.npy` file (`np.load` reads it).
-pub fn write(tensor: &Tensor, path: impl AsRef<Path>) -> Result<()> {
-    let path = path.as_ref();
+/// A tensor as the bytes of a little-endian, C-order `.npy` file.
+pub(crate) fn encode(tensor: &Tensor) -> Result<Vec<u8>> {
     let descr = match tensor.dtype() {
         DType::U8 => "|u1",
         DType::U16 => "<u2",
@@ -353,11 +365,18 @@ pub fn write(tensor: &Tensor, path: impl AsRef<Path>) -> Result<()> {
         DType::F32 => "<f4",
         DType::F64 => "<f8",
     };
-    let data = tensor.to_bytes()?;
+    let mut bytes = Header::encode(descr, tensor.shape());
+    bytes.extend_from_slice(&tensor.to_bytes()?);
+    Ok(bytes)
+}
+
+/// Writes a tensor as a little-endian, C-order `.npy` file (`np.load` reads it).
+pub fn write(tensor: &Tensor, path: impl AsRef<Path>) -> Result<()> {
+    let path = path.as_ref();
+    let bytes = encode(tensor)?;
     let written = std::fs::File::create(path).and_then(|file| {
         let mut out = BufWriter::new(file);
-        out.write_all(&Header::encode(descr, tensor.shape()))?;
-        out.write_all(&data)?;
+        out.write_all(&bytes)?;
         out.flush()
     });
     written.map_err(|e| io_error(path, e))

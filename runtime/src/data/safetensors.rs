@@ -1,0 +1,139 @@
+//! Hugging Face's `.safetensors` files, read and written through the `safetensors` crate
+//! (its reader validates the header: offsets contiguous, inside the file, sizes matching the
+//! shapes and dtypes, no overflow). A file is mapped, not read into a copy; each tensor is
+//! copied once into its own memory on the factory's device.
+//!
+//! ```
+//! use tensorbook::{data::safetensors, on, Device};
+//! let host = on(Device::host(0));
+//! let w = host.from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+//! let b = host.from_vec(vec![7i64], &[1])?;
+//! let path = std::env::temp_dir().join(format!("doc-{}.safetensors", std::process::id()));
+//! safetensors::write([("w", &w), ("b", &b)], &path)?;
+//! let back = host.read_safetensors(&path)?;
+//! assert_eq!(back["w"].to_vec::<f32>()?, vec![1.0, 2.0, 3.0, 4.0]);
+//! assert_eq!(back["b"].to_vec::<i64>()?, vec![7]);
+//! # std::fs::remove_file(&path).ok();
+//! # Ok::<(), tensorbook::Error>(())
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use ::safetensors::tensor::{Dtype, TensorView};
+use ::safetensors::SafeTensors;
+
+use super::io_error;
+use super::mapped::MappedFile;
+use super::npy::decode;
+use crate::buffer::with_dtype;
+use crate::create::Factory;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+
+fn format_error(path: &Path, message: impl std::fmt::Display) -> Error {
+    Error::Format {
+        path: path.display().to_string(),
+        format: "safetensors",
+        message: message.to_string(),
+    }
+}
+
+fn dtype_of(dtype: Dtype) -> Option<DType> {
+    Some(match dtype {
+        Dtype::BOOL | Dtype::U8 => DType::U8,
+        Dtype::U16 => DType::U16,
+        Dtype::U32 => DType::U32,
+        Dtype::U64 => DType::U64,
+        Dtype::I8 => DType::S8,
+        Dtype::I16 => DType::S16,
+        Dtype::I32 => DType::S32,
+        Dtype::I64 => DType::S64,
+        Dtype::F32 => DType::F32,
+        Dtype::F64 => DType::F64,
+        _ => return None,
+    })
+}
+
+fn safetensors_dtype(dtype: DType) -> Dtype {
+    match dtype {
+        DType::U8 => Dtype::U8,
+        DType::U16 => Dtype::U16,
+        DType::U32 => Dtype::U32,
+        DType::U64 => Dtype::U64,
+        DType::S8 => Dtype::I8,
+        DType::S16 => Dtype::I16,
+        DType::S32 => Dtype::I32,
+        DType::S64 => Dtype::I64,
+        DType::F32 => Dtype::F32,
+        DType::F64 => Dtype::F64,
+    }
+}
+
+impl Factory {
+    /// Every tensor of a `.safetensors` file, by name, on this factory's device. A dtype
+    /// tensorbook has no type for (f16, bf16, f8, complex) is an error naming the tensor.
+    pub fn read_safetensors(&self, path: impl AsRef<Path>) -> Result<BTreeMap<String, Tensor>> {
+        let path = path.as_ref();
+        let file = MappedFile::open(path)?;
+        let parsed = SafeTensors::deserialize(file.bytes()).map_err(|e| format_error(path, e))?;
+        let mut out = BTreeMap::new();
+        for (name, view) in parsed.tensors() {
+            let dtype = dtype_of(view.dtype()).ok_or_else(|| {
+                format_error(
+                    path,
+                    format!(
+                        "tensor `{name}` is {:?}, which tensorbook has no dtype for",
+                        view.dtype()
+                    ),
+                )
+            })?;
+            let shape = view.shape().to_vec();
+            let data = view.data();
+            drop(crate::allocate::try_reserve::<u8>(data.len(), &shape)?);
+            let tensor = with_dtype!(dtype, T => self.from_vec(
+                decode(data, false, T::from_le_bytes, T::from_be_bytes),
+                &shape,
+            ))
+            .map_err(|e| format_error(path, format!("tensor `{name}`: {e}")))?;
+            out.insert(name, tensor);
+        }
+        Ok(out)
+    }
+}
+
+/// Every tensor of a `.safetensors` file, on the session default device (see
+/// [`Factory::read_safetensors`]).
+pub fn read(path: impl AsRef<Path>) -> Result<BTreeMap<String, Tensor>> {
+    Factory::session_default().read_safetensors(path)
+}
+
+/// Writes named tensors as a `.safetensors` file (Python's `safetensors.numpy.load_file` and
+/// `safetensors.torch.load_file` read it). Names must differ.
+pub fn write<'a>(
+    tensors: impl IntoIterator<Item = (&'a str, &'a Tensor)>,
+    path: impl AsRef<Path>,
+) -> Result<()> {
+    let path = path.as_ref();
+    let mut named: Vec<(&str, Vec<u8>, &Tensor)> = Vec::new();
+    for (name, t) in tensors {
+        if named.iter().any(|(n, _, _)| *n == name) {
+            return Err(format_error(
+                path,
+                format!("the name `{name}` is given twice"),
+            ));
+        }
+        named.push((name, t.to_bytes()?, t));
+    }
+    let views = named
+        .iter()
+        .map(|(name, bytes, t)| {
+            TensorView::new(safetensors_dtype(t.dtype()), t.shape().to_vec(), bytes)
+                .map(|v| (*name, v))
+                .map_err(|e| format_error(path, format!("tensor `{name}`: {e}")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let bytes = ::safetensors::serialize(views, None).map_err(|e| format_error(path, e))?;
+    std::fs::write(path, bytes).map_err(|e| io_error(path, e))
+}
