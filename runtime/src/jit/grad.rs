@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::control::cond;
-use super::graph::{Body, Control, Graph, Node, NodeKind};
+use super::graph::{inputs_of, Body, Control, Graph, Node, NodeKind};
 use super::trace::{node_ref, placeholder_of, record, record_node};
 use super::vjp::{internal, vjp, Site};
 use super::{Jit, JitFn, Traced};
@@ -359,17 +359,8 @@ fn replay(body: &Body, captured: &[Tensor]) -> Result<(Vec<Tensor>, Vec<Tensor>)
         params.push(identity(t)?);
     }
     for (i, node) in body.nodes.iter().enumerate() {
-        let inputs = node
-            .inputs
-            .iter()
-            .map(|&j| {
-                values
-                    .get(j)
-                    .cloned()
-                    .flatten()
-                    .ok_or_else(|| internal("a body's input replayed late"))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let inputs =
+            inputs_of(&values, node).ok_or_else(|| internal("a body's input replayed late"))?;
         let value = match &node.kind {
             NodeKind::Param(p) => params
                 .get(*p)

@@ -314,6 +314,15 @@ impl Placeholder {
     }
 }
 
+/// The values of `node`'s inputs among `values` (one per node of its graph), as a walk in
+/// trace order has them: `None` when one is not there yet.
+pub(crate) fn inputs_of<T: Clone>(values: &[Option<T>], node: &Node) -> Option<Vec<T>> {
+    node.inputs
+        .iter()
+        .map(|&j| values.get(j).cloned().flatten())
+        .collect()
+}
+
 /// `f32[2][3]`: how a node prints in messages.
 pub(crate) fn describe(dtype: DType, shape: &[usize]) -> String {
     format!("{dtype}{}", fmt_shape(shape))

@@ -21,7 +21,7 @@
 use std::sync::Arc;
 
 use super::control::trace_body;
-use super::graph::{Node, NodeKind};
+use super::graph::{inputs_of, Node, NodeKind};
 use super::trace::{self, placeholder_of, record_node};
 use super::{Jit, JitFn, JitOutput, Template, Traced};
 use crate::create::on;
@@ -143,17 +143,7 @@ fn batched_call(
         Ok(Val::Shared(placeholder_of(&parent, outer, &node)?))
     };
     for (i, node) in body.nodes.iter().enumerate() {
-        let inputs = node
-            .inputs
-            .iter()
-            .map(|&j| {
-                values
-                    .get(j)
-                    .cloned()
-                    .flatten()
-                    .ok_or_else(|| internal("an input replayed late"))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let inputs = inputs_of(&values, node).ok_or_else(|| internal("an input replayed late"))?;
         let value = match &node.kind {
             NodeKind::Param(p) if *p < moved.len() => moved[*p].clone(),
             NodeKind::Param(p) => captured(*p - moved.len())?,
