@@ -158,16 +158,13 @@ where
     E: FnOnce() -> Result<O>,
 {
     check_predicate("cond", "the predicate", predicate)?;
-    let (parent, memory) = match predicate.value()? {
-        Value::Memory(memory) => (None, Some(memory)),
-        Value::Placeholder(_) => (trace::current(), None),
+    let parent = match predicate.value()? {
+        Value::Placeholder(_) => trace::current(),
+        Value::Memory(_) => None,
     };
+    // A predicate with a value (or outside any trace) decides now, as a Rust `if`.
     let Some(parent) = parent else {
-        let memory = match memory {
-            Some(m) => m,
-            None => predicate.memory()?,
-        };
-        return if truthy(&memory)? {
+        return if truthy(&*predicate.memory()?)? {
             then()
         } else {
             otherwise()
