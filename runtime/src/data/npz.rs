@@ -13,11 +13,7 @@ use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 
 fn format_error(path: &Path, message: impl std::fmt::Display) -> Error {
-    Error::Format {
-        path: path.display().to_string(),
-        format: "NPZ",
-        message: message.to_string(),
-    }
+    super::format_error(path, "NPZ", message)
 }
 
 impl Factory {
