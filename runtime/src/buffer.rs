@@ -23,6 +23,10 @@ pub enum Buffer {
     S32(HostVec<i32>),
     /// `s64` elements.
     S64(HostVec<i64>),
+    /// `bf16` elements.
+    BF16(HostVec<half::bf16>),
+    /// `f16` elements.
+    F16(HostVec<half::f16>),
     /// `f32` elements.
     F32(HostVec<f32>),
     /// `f64` elements.
@@ -41,6 +45,8 @@ macro_rules! with_buffer {
             $crate::buffer::Buffer::S16($v) => $body,
             $crate::buffer::Buffer::S32($v) => $body,
             $crate::buffer::Buffer::S64($v) => $body,
+            $crate::buffer::Buffer::BF16($v) => $body,
+            $crate::buffer::Buffer::F16($v) => $body,
             $crate::buffer::Buffer::F32($v) => $body,
             $crate::buffer::Buffer::F64($v) => $body,
         }
@@ -83,6 +89,14 @@ macro_rules! with_dtype {
                 type $t = i64;
                 $body
             }
+            $crate::dtype::DType::BF16 => {
+                type $t = ::half::bf16;
+                $body
+            }
+            $crate::dtype::DType::F16 => {
+                type $t = ::half::f16;
+                $body
+            }
             $crate::dtype::DType::F32 => {
                 type $t = f32;
                 $body
@@ -108,6 +122,8 @@ impl Buffer {
             Buffer::S16(_) => DType::S16,
             Buffer::S32(_) => DType::S32,
             Buffer::S64(_) => DType::S64,
+            Buffer::BF16(_) => DType::BF16,
+            Buffer::F16(_) => DType::F16,
             Buffer::F32(_) => DType::F32,
             Buffer::F64(_) => DType::F64,
         }

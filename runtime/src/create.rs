@@ -260,6 +260,8 @@ impl Factory {
         let (min, max_excl) = match dtype {
             DType::F32 => (-(f32::MAX as f64), f32::MAX as f64),
             DType::F64 => (f64::MIN, f64::MAX),
+            DType::F16 => (-half::f16::MAX.to_f64(), half::f16::MAX.to_f64()),
+            DType::BF16 => (-half::bf16::MAX.to_f64(), half::bf16::MAX.to_f64()),
             // Powers of two, exact in f64: [0, 2^bits) or [-2^(bits-1), 2^(bits-1)).
             int if int.is_unsigned() => (0.0, 2f64.powi(int.bits() as i32)),
             int => (
@@ -280,14 +282,15 @@ impl Factory {
         let below_high = match dtype {
             DType::F32 => (high as f32).next_down() as f64,
             DType::F64 => high.next_down(),
+            half if half.is_half() => crate::half_element::largest_below(half, high),
             _ => high.ceil() - 1.0,
         };
         self.random(seed, dtype, shape, |r| {
             let v = (low + r.f64() * span).floor_if(!is_float);
-            let rounded = if dtype == DType::F32 {
-                v as f32 as f64
-            } else {
-                v
+            let rounded = match dtype {
+                DType::F32 => v as f32 as f64,
+                half if half.is_half() => crate::half_element::rounded(half, v),
+                _ => v,
             };
             if rounded >= high {
                 below_high

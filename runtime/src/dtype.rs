@@ -22,23 +22,30 @@ pub enum DType {
     S32,
     /// Signed 64-bit integer (`s64`).
     S64,
+    /// Brain float (`bf16`): f32's exponent range with 8 significant bits. Stored in 16 bits;
+    /// every op but a cast computes in a wider float and rounds once (`memory::dispatch`).
+    BF16,
+    /// IEEE half precision (`f16`), stored and computed as `bf16` is.
+    F16,
     /// 32-bit float (`f32`).
     F32,
     /// 64-bit float (`f64`).
     F64,
 }
 
-/// A dtype's kind, in the order Nx's `merge` ranks kinds: unsigned below signed below float.
+/// A dtype's kind, in the order Nx's `merge` ranks kinds: unsigned below signed below brain
+/// float below float.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
     Unsigned,
     Signed,
+    BrainFloat,
     Float,
 }
 
 impl DType {
     /// Every dtype the runtime has: unsigned, signed, then float, each narrowest first.
-    pub const ALL: [DType; 10] = [
+    pub const ALL: [DType; 12] = [
         DType::U8,
         DType::U16,
         DType::U32,
@@ -47,6 +54,8 @@ impl DType {
         DType::S16,
         DType::S32,
         DType::S64,
+        DType::BF16,
+        DType::F16,
         DType::F32,
         DType::F64,
     ];
@@ -55,7 +64,7 @@ impl DType {
     pub fn size_in_bytes(self) -> usize {
         match self {
             DType::U8 | DType::S8 => 1,
-            DType::U16 | DType::S16 => 2,
+            DType::U16 | DType::S16 | DType::BF16 | DType::F16 => 2,
             DType::U32 | DType::S32 | DType::F32 => 4,
             DType::U64 | DType::S64 | DType::F64 => 8,
         }
@@ -65,11 +74,12 @@ impl DType {
         match self {
             DType::U8 | DType::U16 | DType::U32 | DType::U64 => Kind::Unsigned,
             DType::S8 | DType::S16 | DType::S32 | DType::S64 => Kind::Signed,
-            DType::F32 | DType::F64 => Kind::Float,
+            DType::BF16 => Kind::BrainFloat,
+            DType::F16 | DType::F32 | DType::F64 => Kind::Float,
         }
     }
 
-    /// The dtype of `kind` with `bits` bits (integers up to 64, floats 32 or 64).
+    /// The dtype of `kind` with `bits` bits (integers up to 64, floats 16 to 64).
     fn of(kind: Kind, bits: usize) -> DType {
         match (kind, bits) {
             (Kind::Unsigned, 0..=8) => DType::U8,
@@ -80,7 +90,9 @@ impl DType {
             (Kind::Signed, 9..=16) => DType::S16,
             (Kind::Signed, 17..=32) => DType::S32,
             (Kind::Signed, _) => DType::S64,
-            (Kind::Float, 0..=32) => DType::F32,
+            (Kind::BrainFloat, _) => DType::BF16,
+            (Kind::Float, 0..=16) => DType::F16,
+            (Kind::Float, 17..=32) => DType::F32,
             (Kind::Float, _) => DType::F64,
         }
     }
@@ -90,9 +102,14 @@ impl DType {
         self.size_in_bytes() * 8
     }
 
-    /// True for f32 and f64.
+    /// True for the float dtypes: bf16, f16, f32 and f64.
     pub fn is_float(self) -> bool {
-        self.kind() == Kind::Float
+        matches!(self.kind(), Kind::Float | Kind::BrainFloat)
+    }
+
+    /// True for bf16 and f16: stored in 16 bits, computed in a wider float.
+    pub fn is_half(self) -> bool {
+        matches!(self, DType::BF16 | DType::F16)
     }
 
     /// True for the integer dtypes, signed or not.
@@ -106,9 +123,10 @@ impl DType {
     }
 
     /// The type both operands are converted to before a binary op, Nx's `Nx.Type.merge`: the
-    /// wider type within a kind; floats win over integers; an unsigned and a signed integer
-    /// meet in a signed type twice the unsigned one's width (at most 64 bits), so `u8 + s8` is
-    /// `s16` and `u32 + s32` is `s64`.
+    /// wider type within a kind; floats win over integers and IEEE floats over brain floats
+    /// (so `bf16 + f16` is `f16`, as in Nx; JAX would say f32); an unsigned and a signed
+    /// integer meet in a signed type twice the unsigned one's width (at most 64 bits), so
+    /// `u8 + s8` is `s16` and `u32 + s32` is `s64`.
     pub fn promote(self, other: DType) -> DType {
         let (low, high) = if self.kind() <= other.kind() {
             (self, other)
@@ -156,6 +174,8 @@ impl DType {
             "s16" | "i16" => DType::S16,
             "s32" | "i32" => DType::S32,
             "s64" | "i64" => DType::S64,
+            "bf16" => DType::BF16,
+            "f16" => DType::F16,
             "f32" => DType::F32,
             "f64" => DType::F64,
             _ => return None,
@@ -173,6 +193,8 @@ impl DType {
             DType::S16 => "s16",
             DType::S32 => "s32",
             DType::S64 => "s64",
+            DType::BF16 => "bf16",
+            DType::F16 => "f16",
             DType::F32 => "f32",
             DType::F64 => "f64",
         }
@@ -219,6 +241,15 @@ mod tests {
                 assert_eq!(a.promote(b), b.promote(a), "{a} {b}");
             }
         }
+        assert_eq!(U8.promote(BF16), BF16);
+        assert_eq!(S64.promote(BF16), BF16);
+        assert_eq!(F32.promote(BF16), F32);
+        assert_eq!(F64.promote(BF16), F64);
+        assert_eq!(BF16.promote(F16), F16);
+        assert_eq!(F16.promote(F32), F32);
+        assert_eq!(S8.promote(F16), F16);
+        assert_eq!(BF16.to_float(), BF16);
+        assert_eq!(F16.accumulator(), F16);
         assert_eq!(U16.accumulator(), U32);
         assert_eq!(U64.accumulator(), S64);
         assert_eq!(S8.accumulator(), S32);

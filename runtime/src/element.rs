@@ -87,27 +87,61 @@ pub trait Element:
     fn vec_of(b: Buffer) -> Result<HostVec<Self>, Buffer>;
 }
 
+/// The bitwise ops of a float element: refused by the frontend, total here (the float's value
+/// unchanged) so that nothing can panic. Shared with the half floats' impls.
+macro_rules! float_bit_ops {
+    () => {
+        fn bit_and(self, _: Self) -> Self {
+            self
+        }
+        fn bit_or(self, _: Self) -> Self {
+            self
+        }
+        fn bit_xor(self, _: Self) -> Self {
+            self
+        }
+        fn shift_left(self, _: Self) -> Self {
+            self
+        }
+        fn shift_right(self, _: Self) -> Self {
+            self
+        }
+        fn bit_not(self) -> Self {
+            self
+        }
+        fn leading_zeros_of(self) -> Self {
+            self
+        }
+        fn ones_of(self) -> Self {
+            self
+        }
+    };
+}
+
 /// An element type's place in a [`Buffer`]: the variant that holds it, shared by the float and
-/// integer impls below.
+/// integer impls below and the half floats'.
 macro_rules! buffer_place {
     ($variant:ident) => {
-        fn into_buffer(v: impl Into<HostVec<Self>>) -> Buffer {
-            Buffer::$variant(v.into())
+        fn into_buffer(v: impl Into<$crate::host_vec::HostVec<Self>>) -> $crate::buffer::Buffer {
+            $crate::buffer::Buffer::$variant(v.into())
         }
-        fn vec_of(b: Buffer) -> Result<HostVec<Self>, Buffer> {
+        fn vec_of(
+            b: $crate::buffer::Buffer,
+        ) -> Result<$crate::host_vec::HostVec<Self>, $crate::buffer::Buffer> {
             match b {
-                Buffer::$variant(v) => Ok(v),
+                $crate::buffer::Buffer::$variant(v) => Ok(v),
                 other => Err(other),
             }
         }
-        fn slice_of(b: &Buffer) -> Option<&[Self]> {
+        fn slice_of(b: &$crate::buffer::Buffer) -> Option<&[Self]> {
             match b {
-                Buffer::$variant(v) => Some(v),
+                $crate::buffer::Buffer::$variant(v) => Some(v),
                 _ => None,
             }
         }
     };
 }
+pub(crate) use {buffer_place, float_bit_ops};
 
 macro_rules! float_element {
     ($t:ty, $d:expr, $variant:ident) => {
@@ -170,30 +204,7 @@ macro_rules! float_element {
             fn atan2(self, o: Self) -> Self {
                 <$t>::atan2(self, o)
             }
-            fn bit_and(self, _: Self) -> Self {
-                self
-            }
-            fn bit_or(self, _: Self) -> Self {
-                self
-            }
-            fn bit_xor(self, _: Self) -> Self {
-                self
-            }
-            fn shift_left(self, _: Self) -> Self {
-                self
-            }
-            fn shift_right(self, _: Self) -> Self {
-                self
-            }
-            fn bit_not(self) -> Self {
-                self
-            }
-            fn leading_zeros_of(self) -> Self {
-                self
-            }
-            fn ones_of(self) -> Self {
-                self
-            }
+            float_bit_ops!();
             fn format(self) -> String {
                 if self.is_nan() {
                     "NaN".into()

@@ -23,6 +23,8 @@ impl Plain for i32 {}
 impl Plain for i64 {}
 impl Plain for f32 {}
 impl Plain for f64 {}
+impl Plain for half::bf16 {}
+impl Plain for half::f16 {}
 
 /// A contiguous array of `T` on the heap or in shared memory.
 pub struct HostVec<T: Plain> {

@@ -43,6 +43,7 @@ mod dtype;
 mod element;
 mod error;
 mod evcxr_display;
+mod half_element;
 mod host_memory;
 mod host_vec;
 mod image;
@@ -82,6 +83,8 @@ pub use display::{print_limit, set_print_limit};
 pub use dtype::DType;
 pub use element::{Element, Float};
 pub use error::{Error, Result};
+/// The Rust types of `bf16` and `f16` elements (`to_vec::<f16>()`, `f16::from_f32(0.5)`).
+pub use half::{bf16, f16};
 pub use image::{show_images, Image, ImageGrid, Titles};
 pub use interrupt::sleep;
 pub use jit::control::{cond, fori_loop, while_loop};

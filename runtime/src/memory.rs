@@ -164,6 +164,70 @@ pub fn dispatch(device: Device, op: &Op, inputs: &[&Memory]) -> Result<Memory> {
             ),
         });
     }
+    if let Some(half) = half_operands(op, inputs)? {
+        return through_wide(device, op, inputs, half);
+    }
+    execute(device, op, inputs)
+}
+
+/// The half dtype (bf16 or f16) an op computes on, if any. Casts convert halves themselves;
+/// every other op with a half operand computes through a wider float.
+fn half_operands(op: &Op, inputs: &[&Memory]) -> Result<Option<DType>> {
+    if matches!(op, Op::Cast(_)) {
+        return Ok(None);
+    }
+    let mut halves = inputs.iter().map(|m| m.dtype()).filter(|d| d.is_half());
+    let Some(half) = halves.next() else {
+        return Ok(None);
+    };
+    if let Some(other) = halves.find(|&d| d != half) {
+        return Err(Error::InvalidArgument {
+            op: op.name(),
+            message: format!("internal: operands of {half} and {other} meet unpromoted"),
+        });
+    }
+    if matches!(op, Op::Fused(_)) {
+        return Err(Error::InvalidArgument {
+            op: op.name(),
+            message: format!("internal: a fused region was given {half} operands"),
+        });
+    }
+    Ok(Some(half))
+}
+
+/// Runs `op` on half operands as Nx's backends and XLA do on CPUs: each half operand widened
+/// (exactly) to f32, f64 on `binary` so the reference rounds once per op, the op computed
+/// there (sums and products accumulate in the wide type), and a wide result rounded back to
+/// `half` to nearest even. Results of other dtypes (comparisons, indices) are the op's own.
+fn through_wide(device: Device, op: &Op, inputs: &[&Memory], half: DType) -> Result<Memory> {
+    let wide = if device.client == Client::Binary {
+        DType::F64
+    } else {
+        DType::F32
+    };
+    let widened = inputs
+        .iter()
+        .map(|&m| {
+            (m.dtype() == half)
+                .then(|| execute(device, &Op::Cast(wide), &[m]))
+                .transpose()
+        })
+        .collect::<Result<Vec<Option<Memory>>>>()?;
+    let refs: Vec<&Memory> = widened
+        .iter()
+        .zip(inputs)
+        .map(|(w, &m)| w.as_ref().unwrap_or(m))
+        .collect();
+    let out = execute(device, op, &refs)?;
+    if out.dtype() == wide {
+        execute(device, &Op::Cast(half), &[&out])
+    } else {
+        Ok(out)
+    }
+}
+
+/// [`dispatch`] past the checks: the placement match and the backend's execute.
+fn execute(device: Device, op: &Op, inputs: &[&Memory]) -> Result<Memory> {
     let stray = |m: &Memory| Error::Placement {
         op: op.name(),
         device,

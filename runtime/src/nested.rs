@@ -147,7 +147,7 @@ pub fn literal_tensor<N: Nested + ?Sized>(value: &N, dtype: Option<&str>) -> Res
             DType::parse(name).ok_or_else(|| Error::InvalidArgument {
                 op: "tensor!",
                 message: format!(
-                    "{name} is not a dtype (u8, u16, u32, u64, s8, s16, s32, s64, f32 or f64)"
+                    "{name} is not a dtype (u8, u16, u32, u64, s8, s16, s32, s64, bf16, f16, f32 or f64)"
                 ),
             })
         })

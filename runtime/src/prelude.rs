@@ -32,3 +32,4 @@ pub use crate::settings::set_sim_device_count;
 pub use crate::tensor;
 pub use crate::tensor::Tensor;
 pub use crate::widgets::{self, LiveChart};
+pub use crate::{bf16, f16};

@@ -47,6 +47,7 @@ extern "C" void emulate_cooperative(unsigned int threads) {
 inline void __syncthreads() { if (cooperative) pthread_barrier_wait(&block_barrier); }
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
 inline double __longlong_as_double(long long i) { double d; std::memcpy(&d, &i, 8); return d; }
+inline long long __double_as_longlong(double d) { long long i; std::memcpy(&i, &d, 8); return i; }
 using std::exp; using std::log; using std::sqrt; using std::tanh; using std::sin; using std::cos;
 using std::floor; using std::ceil; using std::round; using std::pow;
 // CUDA's erfinv has no C counterpart: the same method as the runtime's reference (Giles'
@@ -97,6 +98,12 @@ struct Dim3 {
     x: u32,
     y: u32,
     z: u32,
+}
+
+/// The dtypes the kernels compute in: half floats only convert and move on the device
+/// (`memory::dispatch` computes on them in f32), checked by the cast tests.
+fn computed_dtypes() -> impl Iterator<Item = DType> {
+    DType::ALL.into_iter().filter(|d| !d.is_half())
 }
 
 struct Emulated {
@@ -243,6 +250,8 @@ fn values(dtype: DType, words: &[u64], len: usize) -> Vec<f64> {
                 DType::S64 => *(p as *const i64).add(i) as f64,
                 DType::F32 => *(p as *const f32).add(i) as f64,
                 DType::F64 => *(p as *const f64).add(i),
+                DType::F16 => tensorbook::f16::from_bits(*(p as *const u16).add(i)).to_f64(),
+                DType::BF16 => tensorbook::bf16::from_bits(*(p as *const u16).add(i)).to_f64(),
             })
             .collect()
     }
@@ -252,8 +261,15 @@ fn check(what: &str, expected: &Tensor, got: &[u64]) {
     let e = expected.to_f64_vec().unwrap();
     let g = values(expected.dtype(), got, e.len());
     for (i, (x, y)) in e.iter().zip(&g).enumerate() {
+        // A half is only ever rounded once, so the kernel's must be the reference's bits
+        // (zeros keep their sign; NaN is any NaN).
+        let same = if expected.dtype().is_half() {
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+        } else {
+            close(expected.dtype(), *x, *y)
+        };
         assert!(
-            close(expected.dtype(), *x, *y),
+            same,
             "{what}: element {i}: binary gives {x}, the cuda kernel gives {y}"
         );
     }
@@ -334,7 +350,7 @@ fn elementwise_binary_kernels_match_binary() {
         (&[2, 3], &[]),
         (&[1, 1], &[3, 2]),
     ];
-    for dtype in DType::ALL {
+    for dtype in computed_dtypes() {
         for (seed, (sa, sb)) in cases.iter().enumerate() {
             let a = with_nans(&random(seed as u64, dtype, sa));
             let b = random(seed as u64 + 100, dtype, sb);
@@ -389,7 +405,7 @@ fn elementwise_binary_kernels_match_binary() {
 fn unary_kernels_match_binary() {
     let k = emulated();
     let k = k.lock().unwrap_or_else(|e| e.into_inner());
-    for dtype in DType::ALL {
+    for dtype in computed_dtypes() {
         let mut x = with_nans(&random(3, dtype, &[4, 6]));
         if dtype == DType::S32 {
             // Wrapping at the edge: -(-2^31) and |-2^31| stay -2^31, as in Rust.
@@ -457,6 +473,47 @@ fn unary_kernels_match_binary() {
     }
 }
 
+/// The 65,536 values of a half dtype, in bit order.
+fn every_pattern(dtype: DType) -> Tensor {
+    let bytes: Vec<u8> = (0..=u16::MAX).flat_map(|b| b.to_le_bytes()).collect();
+    on(Device::BINARY).from_binary(&bytes, dtype).unwrap()
+}
+
+/// f64 values around every rounding decision of f16 and bf16: each binade's halfway points
+/// (exact ties, and a hair above and below), the subnormal range and its underflow to zero,
+/// the largest finite values and the overflow to infinity, NaN and infinities.
+fn rounding_cases() -> Vec<f64> {
+    let mut v = vec![
+        0.0,
+        -0.0,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        65504.0,
+        65519.99,
+        65520.0,
+        -65520.0,
+        (2.0 - 2f64.powi(-7)) * 2f64.powi(127),
+        (2.0 - 2f64.powi(-8)) * 2f64.powi(127),
+        f64::MAX,
+        f64::MIN_POSITIVE,
+        5e-324,
+        1e-300,
+    ];
+    for (man, bias) in [(10, 15), (7, 127)] {
+        for e in -(bias + man + 2)..=(bias + 1) {
+            let ulp = 2f64.powi(e - man);
+            for k in [1.0, 3.0, 5.0, 1023.0] {
+                let tie = 2f64.powi(e) + (k - 0.5) * ulp;
+                for x in [tie, tie.next_up(), tie.next_down(), 2f64.powi(e)] {
+                    v.extend([x, -x]);
+                }
+            }
+        }
+    }
+    v
+}
+
 #[test]
 fn casts_saturate_and_wrap_like_rust() {
     let k = emulated();
@@ -490,6 +547,18 @@ fn casts_saturate_and_wrap_like_rust() {
                 .unwrap()
         })
         .chain([
+            // Every 16-bit pattern as f16 and as bf16, to every dtype.
+            every_pattern(DType::F16),
+            every_pattern(DType::BF16),
+            // Values that round to each half: ties either way, subnormals, overflow.
+            on(Device::BINARY)
+                .from_vec(rounding_cases(), &[rounding_cases().len()])
+                .unwrap(),
+            on(Device::BINARY)
+                .from_vec(rounding_cases(), &[rounding_cases().len()])
+                .unwrap()
+                .as_type(DType::F32)
+                .unwrap(),
             on(Device::BINARY)
                 .from_vec(vec![i64::MIN, -1, 255, 256, 1 << 40, i64::MAX, -129], &[7])
                 .unwrap(),
@@ -522,7 +591,7 @@ fn casts_saturate_and_wrap_like_rust() {
 fn reductions_and_arg_reductions_match_binary() {
     let k = emulated();
     let k = k.lock().unwrap_or_else(|e| e.into_inner());
-    for dtype in DType::ALL {
+    for dtype in computed_dtypes() {
         for (rows, len) in [(5usize, 7usize), (1, 40), (3, 0)] {
             let x = with_nans(&random(rows as u64, dtype, &[rows, len]));
             for op in [
@@ -586,7 +655,7 @@ fn reductions_and_arg_reductions_match_binary() {
 fn integer_matmul_and_layout_kernels_match_binary() {
     let k = emulated();
     let k = k.lock().unwrap_or_else(|e| e.into_inner());
-    for dtype in DType::ALL {
+    for dtype in computed_dtypes() {
         if !dtype.is_float() {
             // A batch of two against one shared right operand (batch stride 0).
             let a = random(1, dtype, &[2, 3, 4]);
@@ -839,7 +908,7 @@ type ScatterKernel = unsafe extern "C" fn(u64, u64, i32, *const i64, *const c_vo
 #[test]
 fn sort_gather_and_scatter_kernels_match_binary() {
     let k = emulated().lock().unwrap();
-    for dtype in DType::ALL {
+    for dtype in computed_dtypes() {
         let x = with_nans(&random(31, dtype, &[2, 37, 3]))
             .as_type(dtype)
             .unwrap();

@@ -4,9 +4,10 @@
 //! offsets outside the file, overlapping tensors, huge shapes, random damage) as errors naming
 //! the file, never a panic or a huge allocation.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use tensorbook::data::{npz, safetensors};
 use tensorbook::{on, DType, Device, Error, Tensor};
@@ -59,6 +60,13 @@ fn every_dtype() -> Vec<(String, Tensor)> {
             h.from_vec(vec![f64::NEG_INFINITY, 5e-324, 0.1], &[3])
                 .unwrap(),
         ),
+        (
+            "f16".into(),
+            h.from_vec(vec![f64::NAN, -65504.0, 6e-8, 0.1], &[2, 2])
+                .unwrap()
+                .as_type(DType::F16)
+                .unwrap(),
+        ),
         ("empty".into(), h.zeros(DType::F32, &[0, 4]).unwrap()),
     ]
 }
@@ -108,31 +116,6 @@ fn every_dtype_round_trips_through_safetensors_and_npz() {
     assert!(e.contains("`w`") && e.contains("twice"), "{e}");
 }
 
-fn python() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let python = root.join(".venv/bin/python");
-    let ok = Command::new(&python)
-        .args(["-c", "import numpy, safetensors"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    ok.then_some(python)
-}
-
-fn run_python(python: &Path, script: &str, dir: &Path) -> String {
-    let out = Command::new(python)
-        .arg("-c")
-        .arg(script)
-        .arg(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 /// What Python wrote: for each array, its name, dtype, shape and its little-endian C-order
 /// bytes in hex, one line each.
 const WRITE_FROM_PYTHON: &str = r#"
@@ -152,6 +135,7 @@ arrays = {
     "i64": np.array([[-(2**63)], [2**63 - 1]], dtype=np.int64),
     "f32": np.array([np.nan, np.inf, -0.0, 1e-45, 3.5], dtype=np.float32),
     "f64": rng.standard_normal((2, 3, 2)),
+    "f16": np.array([np.nan, -np.inf, 65504, 6e-8, 0.1], dtype=np.float16),
     "scalar": np.array(2.5),
 }
 save_file(arrays, d + "/py.safetensors")
@@ -166,12 +150,12 @@ for name, a in sorted(arrays.items()):
 
 #[test]
 fn files_python_wrote_are_read_bit_for_bit_and_python_reads_ours() {
-    let Some(python) = python() else {
+    let Some(python) = common::python_with("numpy, safetensors") else {
         println!("skipped: .venv has no numpy and safetensors (run install/python-env.sh)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let listing = run_python(&python, WRITE_FROM_PYTHON, dir.path());
+    let listing = common::run_python(&python, WRITE_FROM_PYTHON, dir.path());
     let st = host()
         .read_safetensors(dir.path().join("py.safetensors"))
         .unwrap();
@@ -202,7 +186,7 @@ fn files_python_wrote_are_read_bit_for_bit_and_python_reads_ours() {
         }
         checked += 1;
     }
-    assert_eq!(checked, 12);
+    assert_eq!(checked, 13);
     // Fortran order and big-endian arrays come back in C order and native values.
     assert_eq!(deflated["big"].to_vec::<i32>().unwrap(), [0, 1, 2, 3, 4]);
     assert_eq!(deflated["fortran"].shape(), &[3, 4]);
@@ -212,7 +196,7 @@ fn files_python_wrote_are_read_bit_for_bit_and_python_reads_ours() {
     let pairs: Vec<(&str, &Tensor)> = tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
     safetensors::write(pairs.clone(), dir.path().join("ours.safetensors")).unwrap();
     npz::write(pairs.clone(), dir.path().join("ours.npz"), true).unwrap();
-    let listing = run_python(
+    let listing = common::run_python(
         &python,
         r#"
 import sys, numpy as np
@@ -281,7 +265,7 @@ fn corrupt_files_are_errors_naming_the_file() {
         // A huge shape (its element count overflows).
         r#"{"a":{"dtype":"F64","shape":[4294967296,4294967296,4294967296],"data_offsets":[0,16]}}"#,
         // A dtype tensorbook has no type for.
-        r#"{"a":{"dtype":"F16","shape":[8],"data_offsets":[0,16]}}"#,
+        r#"{"a":{"dtype":"F8_E4M3","shape":[16],"data_offsets":[0,16]}}"#,
         // Not JSON.
         r#"{"a":"#,
     ];
@@ -299,7 +283,7 @@ fn corrupt_files_are_errors_naming_the_file() {
     let e = read_st(&safetensors_bytes(cases[4], &data), d)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("`a`") && e.contains("F16"), "{e}");
+    assert!(e.contains("`a`") && e.contains("F8_E4M3"), "{e}");
 
     // npz: a member whose header promises far more than it holds, a member that is no .npy,
     // a truncated archive, no archive at all.

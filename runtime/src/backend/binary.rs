@@ -338,6 +338,8 @@ impl Kernels for BinaryBackend {
         Ok(match x {
             Buffer::F32(v) => Buffer::F32(build(n, &[n], |i| op.apply_float(v[i]))?),
             Buffer::F64(v) => Buffer::F64(build(n, &[n], |i| op.apply_float(v[i]))?),
+            Buffer::BF16(v) => Buffer::BF16(build(n, &[n], |i| op.apply_float(v[i]))?),
+            Buffer::F16(v) => Buffer::F16(build(n, &[n], |i| op.apply_float(v[i]))?),
             Buffer::U8(v) => Buffer::U8(build(n, &[n], |i| op.apply(v[i]))?),
             Buffer::U16(v) => Buffer::U16(build(n, &[n], |i| op.apply(v[i]))?),
             Buffer::U32(v) => Buffer::U32(build(n, &[n], |i| op.apply(v[i]))?),

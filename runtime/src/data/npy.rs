@@ -30,6 +30,7 @@ fn npy_dtype(kind: char, size: &str) -> Option<DType> {
         ('i', "2") => DType::S16,
         ('i', "4") => DType::S32,
         ('i', "8") => DType::S64,
+        ('f', "2") => DType::F16,
         ('f', "4") => DType::F32,
         ('f', "8") => DType::F64,
         _ => return None,
@@ -187,7 +188,7 @@ impl Header {
         let element = kind
             .and_then(|kind| npy_dtype(kind, chars.as_str()))
             .ok_or_else(|| {
-                format!("element type `{descr}` has no tensorbook dtype (u1-u8, i1-i8, f4, f8)")
+                format!("element type `{descr}` has no tensorbook dtype (u1-u8, i1-i8, f2-f8)")
             })?;
         Ok(Header {
             element,
@@ -283,7 +284,7 @@ pub(super) fn decode<const N: usize, T>(
 }
 
 impl Factory {
-    /// Reads a `.npy` file of `u1`/`u2`/`u4`/`u8`, `i1`/`i2`/`i4`/`i8`, `f4` or `f8` elements
+    /// Reads a `.npy` file of `u1`/`u2`/`u4`/`u8`, `i1`/`i2`/`i4`/`i8`, `f2`, `f4` or `f8` elements
     /// (`b1` as u8) into a tensor of its shape and the matching dtype.
     pub fn read_npy(&self, path: impl AsRef<Path>) -> Result<Tensor> {
         let path = path.as_ref();
@@ -362,8 +363,17 @@ pub(crate) fn encode(tensor: &Tensor) -> Result<Vec<u8>> {
         DType::S16 => "<i2",
         DType::S32 => "<i4",
         DType::S64 => "<i8",
+        DType::F16 => "<f2",
         DType::F32 => "<f4",
         DType::F64 => "<f8",
+        DType::BF16 => {
+            return Err(Error::InvalidArgument {
+                op: "write_npy",
+                message: "NPY has no bf16 type (NumPy's float16 is f16): cast the tensor to f32 \
+                          or f16 first, or write it to .safetensors, which has bf16"
+                    .into(),
+            })
+        }
     };
     let mut bytes = Header::encode(descr, tensor.shape());
     bytes.extend_from_slice(&tensor.to_bytes()?);

@@ -46,6 +46,8 @@ fn dtype_of(dtype: Dtype) -> Option<DType> {
         Dtype::I16 => DType::S16,
         Dtype::I32 => DType::S32,
         Dtype::I64 => DType::S64,
+        Dtype::BF16 => DType::BF16,
+        Dtype::F16 => DType::F16,
         Dtype::F32 => DType::F32,
         Dtype::F64 => DType::F64,
         _ => return None,
@@ -62,6 +64,8 @@ fn safetensors_dtype(dtype: DType) -> Dtype {
         DType::S16 => Dtype::I16,
         DType::S32 => Dtype::I32,
         DType::S64 => Dtype::I64,
+        DType::BF16 => Dtype::BF16,
+        DType::F16 => Dtype::F16,
         DType::F32 => Dtype::F32,
         DType::F64 => Dtype::F64,
     }
@@ -69,7 +73,7 @@ fn safetensors_dtype(dtype: DType) -> Dtype {
 
 impl Factory {
     /// Every tensor of a `.safetensors` file, by name, on this factory's device. A dtype
-    /// tensorbook has no type for (f16, bf16, f8, complex) is an error naming the tensor.
+    /// tensorbook has no type for (f8, complex, bool) is an error naming the tensor.
     pub fn read_safetensors(&self, path: impl AsRef<Path>) -> Result<BTreeMap<String, Tensor>> {
         let path = path.as_ref();
         let file = MappedFile::open(path)?;

@@ -128,7 +128,7 @@ fn fits(v: i128, d: DType) -> bool {
         DType::S16 => i16::try_from(v).is_ok(),
         DType::S32 => i32::try_from(v).is_ok(),
         DType::S64 => i64::try_from(v).is_ok(),
-        DType::F32 | DType::F64 => true,
+        DType::BF16 | DType::F16 | DType::F32 | DType::F64 => true,
     }
 }
 

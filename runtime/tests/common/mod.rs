@@ -17,7 +17,7 @@ pub fn global_settings() -> MutexGuard<'static, ()> {
 /// Random data of `dtype` on the binary backend, in a range every op is well defined on.
 pub fn random(seed: u64, dtype: DType, shape: &[usize]) -> Tensor {
     let (low, high) = match dtype {
-        DType::F32 | DType::F64 => (-2.0, 2.0),
+        float if float.is_float() => (-2.0, 2.0),
         unsigned if unsigned.is_unsigned() => (0.0, 12.0),
         _ => (-9.0, 10.0),
     };
@@ -37,6 +37,10 @@ pub fn close(dtype: DType, a: f64, b: f64) -> bool {
     let tol = match dtype {
         DType::F32 => 1e-4,
         DType::F64 => 1e-10,
+        // Two units in the last place: the reference computes in f64 and the others in f32,
+        // and each rounds once to 16 bits.
+        DType::F16 => 2.0 * 2f64.powi(-10),
+        DType::BF16 => 2.0 * 2f64.powi(-7),
         _ => 0.0,
     };
     (a - b).abs() <= tol * a.abs().max(b.abs()).max(1.0)
@@ -155,4 +159,33 @@ pub fn with_nans(t: &Tensor) -> Tensor {
         .unwrap()
         .as_type(t.dtype())
         .unwrap()
+}
+
+/// The project's Python (`.venv`) when it imports every one of `modules` (`"numpy,
+/// safetensors"`); `None` otherwise, and the caller's test reports a skip.
+pub fn python_with(modules: &str) -> Option<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let python = root.join(".venv/bin/python");
+    let ok = std::process::Command::new(&python)
+        .args(["-c", &format!("import {modules}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok.then_some(python)
+}
+
+/// Runs `script` with `python`, `dir` as its one argument; its standard output, or a failure
+/// showing its standard error.
+pub fn run_python(python: &std::path::Path, script: &str, dir: &std::path::Path) -> String {
+    let out = std::process::Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
 }

@@ -19,6 +19,8 @@ pub(crate) enum CudaData {
     S16(CudaSlice<i16>),
     S32(CudaSlice<i32>),
     S64(CudaSlice<i64>),
+    BF16(CudaSlice<half::bf16>),
+    F16(CudaSlice<half::f16>),
     F32(CudaSlice<f32>),
     F64(CudaSlice<f64>),
 }
@@ -43,6 +45,8 @@ impl CudaBuffer {
             CudaData::S16(_) => DType::S16,
             CudaData::S32(_) => DType::S32,
             CudaData::S64(_) => DType::S64,
+            CudaData::BF16(_) => DType::BF16,
+            CudaData::F16(_) => DType::F16,
             CudaData::F32(_) => DType::F32,
             CudaData::F64(_) => DType::F64,
         }
@@ -108,5 +112,7 @@ cuda_element!(i8, S8);
 cuda_element!(i16, S16);
 cuda_element!(i32, S32);
 cuda_element!(i64, S64);
+cuda_element!(half::bf16, BF16);
+cuda_element!(half::f16, F16);
 cuda_element!(f32, F32);
 cuda_element!(f64, F64);

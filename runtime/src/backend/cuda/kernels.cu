@@ -15,6 +15,11 @@ typedef long long s64;
 typedef float f32;
 typedef double f64;
 typedef unsigned long long index_t;
+// Half floats are their 16 bits: the only kernels that take them are casts and copies
+// (`memory::dispatch` computes every other op on them in f32), so no half arithmetic or
+// `cuda_fp16.h` is needed, and the same conversions run in the CPU emulation.
+struct f16 { unsigned short bits; };
+struct bf16 { unsigned short bits; };
 
 #define MAX_RANK 12
 
@@ -405,6 +410,57 @@ template <> __device__ __forceinline__ s64 from_f64<s64>(f64 v) {
     return (s64)v;
 }
 
+// ---- half floats: exact widening, and rounding to nearest even straight from f64 -----------
+// A half with `man` mantissa bits and exponent bias `bias` (f16: 10, 15; bf16: 7, 127).
+
+__device__ __forceinline__ f64 widen_half(unsigned short h, int man, int bias) {
+    const int all_ones = 2 * bias + 1;
+    unsigned long long sign = (unsigned long long)(h >> 15) << 63;
+    int e = (h >> man) & all_ones;
+    unsigned long long m = h & ((1u << man) - 1);
+    if (e == all_ones) return __longlong_as_double((long long)(sign | 0x7ff0000000000000ULL | (m << (52 - man))));
+    if (e == 0) {
+        // A subnormal is m units of 2^(1 - bias - man), exact in f64.
+        f64 unit = __longlong_as_double((long long)((unsigned long long)(1 - bias - man + 1023) << 52));
+        f64 r = (f64)m * unit;
+        return sign ? -r : r;
+    }
+    return __longlong_as_double(
+        (long long)(sign | ((unsigned long long)(e - bias + 1023) << 52) | (m << (52 - man))));
+}
+
+__device__ __forceinline__ unsigned short round_to_half(f64 v, int man, int bias) {
+    const unsigned int all_ones = 2 * bias + 1;
+    unsigned long long b = (unsigned long long)__double_as_longlong(v);
+    unsigned short sign = (unsigned short)((b >> 48) & 0x8000);
+    unsigned long long a = b & 0x7fffffffffffffffULL;
+    unsigned short inf = (unsigned short)(all_ones << man);
+    if (a >= 0x7ff0000000000000ULL) {
+        if (a == 0x7ff0000000000000ULL) return sign | inf;
+        // NaN stays NaN: quiet, with the top of its payload.
+        return sign | inf | (1u << (man - 1)) | (unsigned short)((a >> (52 - man)) & ((1u << man) - 1));
+    }
+    int e = (int)(a >> 52) - 1023;
+    int min_exp = 1 - bias;
+    // f64 subnormals and anything under half the smallest half subnormal round to zero.
+    if ((a >> 52) == 0 || e < min_exp - man - 1) return sign;
+    if (e > bias) return sign | inf;
+    unsigned long long m = (a & 0xfffffffffffffULL) | (1ULL << 52);
+    int shift = e >= min_exp ? 52 - man : 52 - man + (min_exp - e);
+    unsigned long long q = m >> shift;
+    unsigned long long rest = m & ((1ULL << shift) - 1);
+    unsigned long long halfway = 1ULL << (shift - 1);
+    if (rest > halfway || (rest == halfway && (q & 1))) q++;
+    // A carry out of the mantissa moves into the exponent (up to infinity), as it should.
+    if (e >= min_exp) return sign | (unsigned short)(((unsigned long long)(e + bias) << man) + (q - (1ULL << man)));
+    return sign | (unsigned short)q;
+}
+
+template <> __device__ __forceinline__ f16 from_f64<f16>(f64 v) { f16 r; r.bits = round_to_half(v, 10, 15); return r; }
+template <> __device__ __forceinline__ bf16 from_f64<bf16>(f64 v) { bf16 r; r.bits = round_to_half(v, 7, 127); return r; }
+template <> __device__ __forceinline__ f16 from_i64<f16>(s64 v) { return from_f64<f16>((f64)v); }
+template <> __device__ __forceinline__ bf16 from_i64<bf16>(s64 v) { return from_f64<bf16>((f64)v); }
+
 template <typename From, typename To> struct Cast {
     __device__ static To apply(From x) { return from_i64<To>((s64)x); }
 };
@@ -413,6 +469,8 @@ template <typename From, typename To> struct Cast {
 template <typename To> __device__ __forceinline__ To from_u64(u64 v) { return from_i64<To>((s64)v); }
 template <> __device__ __forceinline__ f32 from_u64<f32>(u64 v) { return (f32)v; }
 template <> __device__ __forceinline__ f64 from_u64<f64>(u64 v) { return (f64)v; }
+template <> __device__ __forceinline__ f16 from_u64<f16>(u64 v) { return from_f64<f16>((f64)v); }
+template <> __device__ __forceinline__ bf16 from_u64<bf16>(u64 v) { return from_f64<bf16>((f64)v); }
 template <typename To> struct Cast<u64, To> {
     __device__ static To apply(u64 x) { return from_u64<To>(x); }
 };
@@ -421,6 +479,12 @@ template <typename To> struct Cast<f32, To> {
 };
 template <typename To> struct Cast<f64, To> {
     __device__ static To apply(f64 x) { return from_f64<To>(x); }
+};
+template <typename To> struct Cast<f16, To> {
+    __device__ static To apply(f16 x) { return from_f64<To>(widen_half(x.bits, 10, 15)); }
+};
+template <typename To> struct Cast<bf16, To> {
+    __device__ static To apply(bf16 x) { return from_f64<To>(widen_half(x.bits, 7, 127)); }
 };
 
 // ---- kernel bodies ----------------------------------------------------------------------
@@ -912,6 +976,13 @@ __device__ void conv_body(index_t n, Conv c, const T* x, const T* w, T* out) {
     extern "C" __global__ void scatter_##T(index_t n, index_t len, int add, const s64* pos, \
                                            const T* upd, T* out) { \
         scatter_body<T>(n, len, add, pos, upd, out); }
+// What half floats need besides casts: a strided copy and the take a display reads through.
+#define MOVE_KERNELS(T) \
+    extern "C" __global__ void copy_strided_##T(index_t n, Shape s, View v, const T* x, T* out) { \
+        copy_strided_body<T>(n, s, v, x, out); } \
+    extern "C" __global__ void take_##T(index_t total, index_t len, index_t inner, index_t count, \
+                                        const index_t* idx, const T* x, T* out) { \
+        take_body<T>(total, len, inner, count, idx, x, out); }
 // The positions an argsort starts from: entry k of every line is k.
 #define SORT_POSITIONS_KERNEL \
     extern "C" __global__ void sort_positions(index_t lines, index_t len, index_t inner, \

@@ -157,6 +157,17 @@ pub fn source() -> String {
     let mut s = String::from(BODY);
     s.push('\n');
     for dtype in DType::ALL {
+        if dtype.is_half() {
+            // Halves only convert and move: dispatch computes every other op on them in f32.
+            for to in DType::ALL {
+                s.push_str(&format!(
+                    "CAST_KERNEL({}, {dtype}, {to})\n",
+                    cast_name(dtype, to)
+                ));
+            }
+            s.push_str(&format!("MOVE_KERNELS({dtype})\n"));
+            continue;
+        }
         for op in BinaryOp::ALL.into_iter().filter(|op| op.defined_for(dtype)) {
             let out = if op.is_comparison() { DType::U8 } else { dtype };
             s.push_str(&format!(
@@ -208,6 +219,11 @@ pub fn source() -> String {
 pub fn all_names() -> Vec<String> {
     let mut names = Vec::new();
     for dtype in DType::ALL {
+        if dtype.is_half() {
+            names.extend(DType::ALL.iter().map(|&to| cast_name(dtype, to)));
+            names.extend(["copy_strided", "take"].map(|kind| named(kind, dtype)));
+            continue;
+        }
         names.extend(
             BinaryOp::ALL
                 .iter()

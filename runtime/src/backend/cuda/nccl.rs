@@ -155,8 +155,9 @@ fn communicators() -> &'static Mutex<HashMap<Vec<usize>, Communicators>> {
     COMMS.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// NCCL's name for a dtype; none for 16-bit integers, which NCCL has no type for (their sums
-/// take the copying route instead).
+/// NCCL's name for a dtype; none for 16-bit integers, which NCCL has no type for, and for half
+/// floats, which NCCL would sum in 16 bits (both take the copying route instead, whose sums
+/// compute in f32 and round once).
 fn nccl_type(dtype: DType) -> Option<ncclDataType_t> {
     Some(match dtype {
         DType::U8 => ncclDataType_t::ncclUint8,
@@ -167,7 +168,7 @@ fn nccl_type(dtype: DType) -> Option<ncclDataType_t> {
         DType::S64 => ncclDataType_t::ncclInt64,
         DType::F32 => ncclDataType_t::ncclFloat32,
         DType::F64 => ncclDataType_t::ncclFloat64,
-        DType::U16 | DType::S16 => return None,
+        DType::U16 | DType::S16 | DType::BF16 | DType::F16 => return None,
     })
 }
 
@@ -187,6 +188,8 @@ fn read_address<'a>(
         CudaData::S16(s) => s.device_ptr(stream),
         CudaData::S32(s) => s.device_ptr(stream),
         CudaData::S64(s) => s.device_ptr(stream),
+        CudaData::BF16(s) => s.device_ptr(stream),
+        CudaData::F16(s) => s.device_ptr(stream),
         CudaData::F32(s) => s.device_ptr(stream),
         CudaData::F64(s) => s.device_ptr(stream),
     }
@@ -208,6 +211,8 @@ fn write_address<'a>(
         CudaData::S16(s) => s.device_ptr_mut(stream),
         CudaData::S32(s) => s.device_ptr_mut(stream),
         CudaData::S64(s) => s.device_ptr_mut(stream),
+        CudaData::BF16(s) => s.device_ptr_mut(stream),
+        CudaData::F16(s) => s.device_ptr_mut(stream),
         CudaData::F32(s) => s.device_ptr_mut(stream),
         CudaData::F64(s) => s.device_ptr_mut(stream),
     }

@@ -20,6 +20,7 @@ use crate::shape::{numel, strides, unravel};
 mod blas;
 mod conv;
 mod fused;
+mod half_casts;
 mod indexed;
 mod loops;
 mod matmul;
@@ -134,6 +135,8 @@ impl Kernels for HostBackend {
                 None => Buffer::F32(map(v, |e| op.apply_float(e))?),
             },
             Buffer::F64(v) => Buffer::F64(map(v, |e| op.apply_float(e))?),
+            Buffer::BF16(v) => Buffer::BF16(map(v, |e| op.apply_float(e))?),
+            Buffer::F16(v) => Buffer::F16(map(v, |e| op.apply_float(e))?),
             Buffer::U8(v) => Buffer::U8(map(v, |e| op.apply(e))?),
             Buffer::U16(v) => Buffer::U16(map(v, |e| op.apply(e))?),
             Buffer::U32(v) => Buffer::U32(map(v, |e| op.apply(e))?),
@@ -151,6 +154,9 @@ impl Kernels for HostBackend {
         // loop for each of the 100 pairs of dtypes lengthened the optimised build for
         // conversions that are rare. `convert` picks its path from the types, so each loop is
         // a single conversion the compiler vectorises.
+        if let Some(done) = half_casts::cast(x, to) {
+            return done;
+        }
         let plain = || super::binary::BinaryBackend.cast(x, to);
         fused::with_fused_dtype!(x.dtype(), T => {
             let v = T::slice_of(x).ok_or_else(|| super::dtype_mix("cast", T::DTYPE, x.dtype()))?;
