@@ -40,6 +40,13 @@ def unary_2d(op, shape):
     return lambda: op(x)
 
 
+def bfloat16():
+    """ml_dtypes' bfloat16 (what JAX computes bf16 in on a CPU, as a numpy dtype)."""
+    import ml_dtypes
+
+    return ml_dtypes.bfloat16
+
+
 def logsumexp(x):
     """scipy's logsumexp where scipy is installed (it is in the project's environment), else
     the same max-shifted formula in numpy."""
@@ -92,6 +99,15 @@ CASES = {
     "chain5 f32 10M": lambda: (lambda x, y: lambda: (1 / (1 + np.exp(-(x * y + 0.5)))) * 2 - y)(
         uniform(M, -1, 1), uniform(M, 0.5, 2)
     ),
+    # Half precision: numpy's float16 and ml_dtypes' bfloat16 (each computes through f32).
+    "dot f16 512^3": lambda: dot(512, 512, 512, np.float16),
+    "dot bf16 512^3 (ml_dtypes)": lambda: dot(512, 512, 512, bfloat16()),
+    "add f16 10M": lambda: binary(np.add, np.float16),
+    "add bf16 10M (ml_dtypes)": lambda: binary(np.add, bfloat16()),
+    "exp f16 10M": lambda: (lambda x: lambda: np.exp(x))(uniform(M, -10, 10, np.float16)),
+    "sum f16 10M": lambda: (lambda x: lambda: np.sum(x))(uniform(M, -1, 1, np.float16)),
+    "as_type f32->f16 10M": lambda: unary(lambda x: x.astype(np.float16), -1, 1),
+    "as_type f32->bf16 10M (ml_dtypes)": lambda: unary(lambda x: x.astype(bfloat16()), -1, 1),
     "transpose f32 10000x10000": lambda: (lambda a: lambda: np.ascontiguousarray(a.T))(
         uniform((10000, 10000), -1, 1)
     ),

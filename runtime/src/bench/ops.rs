@@ -94,6 +94,14 @@ pub fn cases() -> Vec<OpCase> {
         elements("take_along_axis f32 10M", M),
         elements("indexed_add f32 10M into 1000 bins", M),
         elements("transpose f32 10000x10000", 100_000_000),
+        dot("dot f16 512^3", 512, 512, 512),
+        dot("dot bf16 512^3 (ml_dtypes)", 512, 512, 512),
+        elements("add f16 10M", M),
+        elements("add bf16 10M (ml_dtypes)", M),
+        elements("exp f16 10M", M),
+        elements("sum f16 10M", M),
+        elements("as_type f32->f16 10M", M),
+        elements("as_type f32->bf16 10M (ml_dtypes)", M),
     ]
 }
 
@@ -126,6 +134,15 @@ fn system_blas_product<T: crate::element::Element>(
         })?;
         on(device).from_vec(out, &[m, n])
     }))
+}
+
+/// The half dtype a row names: bf16 where its name says so, else f16.
+fn half_named(case: &str) -> DType {
+    if case.contains("bf16") {
+        DType::BF16
+    } else {
+        DType::F16
+    }
 }
 
 /// One case's timed closure on one device.
@@ -309,6 +326,26 @@ fn prepare(case: &OpCase, device: Device) -> Result<TimedOp> {
         "as_type f32->f64 10M" => {
             let x = vector(1, DType::F32, -1.0, 1.0)?;
             Box::new(move || x.as_type(DType::F64))
+        }
+        "dot f16 512^3" => dot(DType::F16, 512, 512, 512)?,
+        "dot bf16 512^3 (ml_dtypes)" => dot(DType::BF16, 512, 512, 512)?,
+        "add f16 10M" | "add bf16 10M (ml_dtypes)" => {
+            let x = vector(1, half_named(case.name), -1.0, 1.0)?;
+            let y = vector(2, half_named(case.name), 0.5, 2.0)?;
+            Box::new(move || x.add(&y))
+        }
+        "exp f16 10M" => {
+            let x = vector(1, DType::F16, -10.0, 10.0)?;
+            Box::new(move || x.exp())
+        }
+        "sum f16 10M" => {
+            let x = vector(1, DType::F16, -1.0, 1.0)?;
+            Box::new(move || x.sum(..))
+        }
+        "as_type f32->f16 10M" | "as_type f32->bf16 10M (ml_dtypes)" => {
+            let to = half_named(case.name);
+            let x = vector(1, DType::F32, -1.0, 1.0)?;
+            Box::new(move || x.as_type(to))
         }
         "transpose f32 10000x10000" => {
             let x = uniform(device, 1, DType::F32, &[10_000, 10_000], -1.0, 1.0)?;
