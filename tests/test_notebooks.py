@@ -245,6 +245,12 @@ def test_05_training_an_mlp(nb05):
     assert "the step compiled 1 time(s) for 625 keys" in out
     assert "dropout trained: above 90%" in out
     assert "same key, same loss: true; another key, another loss: true" in out
+    # The bf16 step (f32 parameters, bf16 computation) trains to the f32 step's bar.
+    for epoch in range(1, 6):
+        assert f"bf16 epoch {epoch}: validation accuracy" in out
+    assert "parameters f32[784][50] on host:0, gradients f32" in out
+    assert "bf16 trained: above 90%" in out
+    assert re.search(r"step on a batch of 64: f32 [0-9.]+ ms, bf16 [0-9.]+ ms", out), out
     assert "jit" in out and "x eager" in out
     assert "sgd step 784-50-10 x10000 jit @ host:0" in out
     if GPU:

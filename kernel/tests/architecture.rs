@@ -578,6 +578,8 @@ fn the_runtime_is_a_facade_and_its_test_hooks_need_a_feature() {
         "contract",
         "data",
         "keep",
+        // A namespace as Axon's `Axon.MixedPrecision` (`mixed_precision::Policy::bf16()`).
+        "mixed_precision",
         "notebook",
         "prelude",
         // A namespace cells name as Nx's `Nx.Random` (`random::key(1)`), not a layer.

@@ -52,6 +52,7 @@ mod ir;
 mod jit;
 pub mod keep;
 mod memory;
+pub mod mixed_precision;
 mod nested;
 pub mod notebook;
 mod ops;
