@@ -165,9 +165,27 @@ pub fn dispatch(device: Device, op: &Op, inputs: &[&Memory]) -> Result<Memory> {
         });
     }
     if let Some(half) = half_operands(op, inputs)? {
-        return through_wide(device, op, inputs, half);
+        if !computes_halves(device, op, inputs) {
+            return through_wide(device, op, inputs, half);
+        }
     }
     execute(device, op, inputs)
+}
+
+/// True when `device`'s backend computes `op` on half operands in one pass of its own (host's
+/// elementwise ops), rounding as the wide route does.
+fn computes_halves(device: Device, op: &Op, inputs: &[&Memory]) -> bool {
+    if device.client != Client::Host {
+        return false;
+    }
+    let buffers: Option<Vec<&Buffer>> = inputs
+        .iter()
+        .map(|m| match m {
+            Memory::Host(b) => Some(b),
+            _ => None,
+        })
+        .collect();
+    buffers.is_some_and(|b| HostBackend::computes_halves(op, &b))
 }
 
 /// The half dtype (bf16 or f16) an op computes on, if any. Casts convert halves themselves;

@@ -159,6 +159,55 @@ fn layers_match_binary_on_every_device() {
     }
 }
 
+/// Host computes elementwise ops on halves in one pass of blocks (`backend/host/halves.rs`);
+/// sim takes dispatch's wide route through the same f32 kernels. Both round f32 results once,
+/// so they agree bit for bit, and both agree with binary's f64 to two half ulps. The length
+/// spans several tasks and ends in a short block.
+#[test]
+fn host_blocks_equal_the_wide_route() {
+    enable_sim();
+    let n = 100_003;
+    for dtype in [DType::F16, DType::BF16] {
+        let x = on(Device::BINARY)
+            .random_uniform(1, DType::F32, &[n], -4.0, 4.0)
+            .unwrap()
+            .as_type(dtype)
+            .unwrap();
+        let y = on(Device::BINARY)
+            .random_uniform(2, DType::F32, &[n], 0.5, 3.0)
+            .unwrap()
+            .as_type(dtype)
+            .unwrap();
+        type Op = fn(&Tensor, &Tensor) -> tensorbook::Result<Tensor>;
+        let ops: [(&str, Op); 7] = [
+            ("exp", |x, _| x.exp()),
+            ("tanh", |x, _| x.tanh()),
+            ("sigmoid", |x, _| x.sigmoid()),
+            ("log", |_, y| y.log()),
+            ("sqrt", |_, y| y.sqrt()),
+            ("add", |x, y| x.add(y)),
+            ("divide", |x, y| x.divide(y)),
+        ];
+        for (name, op) in ops {
+            let expected = op(&x, &y).unwrap();
+            let run_on =
+                |d: Device| op(&x.backend_copy(d).unwrap(), &y.backend_copy(d).unwrap()).unwrap();
+            let (host, sim) = (run_on(Device::host(0)), run_on(Device::sim(0)));
+            common::assert_matches(
+                &format!("{name} {dtype}"),
+                Device::host(0),
+                &expected,
+                &host,
+            );
+            assert_eq!(
+                host.to_binary().unwrap(),
+                sim.to_binary().unwrap(),
+                "{name} {dtype}: host's blocks and the wide route differ"
+            );
+        }
+    }
+}
+
 #[test]
 fn gradients_and_jit_run_in_half_precision() {
     for d in devices() {

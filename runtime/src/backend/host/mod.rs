@@ -14,13 +14,15 @@ use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::Result;
 use crate::ir::fused::Fused;
-use crate::ir::{ArgOp, BinaryOp, ConvDims, MatmulDims, ReduceOp, ScatterMode, Strided, UnaryOp};
+use crate::ir::{
+    ArgOp, BinaryOp, ConvDims, MatmulDims, Op, ReduceOp, ScatterMode, Strided, UnaryOp,
+};
 use crate::shape::{numel, strides, unravel};
 
 mod blas;
 mod conv;
 mod fused;
-mod half_casts;
+mod halves;
 mod indexed;
 mod loops;
 mod matmul;
@@ -39,6 +41,15 @@ mod vmath;
 
 /// The optimised CPU backend (`host`).
 pub struct HostBackend;
+
+impl HostBackend {
+    /// True when host computes `op` on its bf16/f16 operands itself, in one pass of blocks
+    /// widened to f32 and rounded back (`halves.rs`), instead of `memory::dispatch`'s wide
+    /// route of three passes. The result is the same.
+    pub fn computes_halves(op: &Op, inputs: &[&Buffer]) -> bool {
+        halves::computes(op, inputs)
+    }
+}
 
 use loops::*;
 use matmul::{gemm_float, matmul_int};
@@ -61,6 +72,11 @@ impl Kernels for HostBackend {
         rhs: (&Buffer, &Strided),
         out_shape: &[usize],
     ) -> Result<Buffer> {
+        if lhs.1.is_contiguous(out_shape) && rhs.1.is_contiguous(out_shape) {
+            if let Some(done) = halves::binary(op, lhs.0, rhs.0) {
+                return done;
+            }
+        }
         same_dtype!(op.name(), lhs.0, rhs.0, |a, b| {
             with_binary_op!(op, f =>
                 arith zip(a, lhs.1, b, rhs.1, out_shape, f),
@@ -129,6 +145,9 @@ impl Kernels for HostBackend {
     }
 
     fn unary(&self, op: UnaryOp, x: &Buffer) -> Result<Buffer> {
+        if let Some(done) = halves::unary(op, x) {
+            return done;
+        }
         Ok(match x {
             Buffer::F32(v) => match vmath::unary(op, v) {
                 Some(out) => Buffer::F32(out?),
@@ -154,7 +173,7 @@ impl Kernels for HostBackend {
         // loop for each of the 100 pairs of dtypes lengthened the optimised build for
         // conversions that are rare. `convert` picks its path from the types, so each loop is
         // a single conversion the compiler vectorises.
-        if let Some(done) = half_casts::cast(x, to) {
+        if let Some(done) = halves::cast(x, to) {
             return done;
         }
         let plain = || super::binary::BinaryBackend.cast(x, to);
