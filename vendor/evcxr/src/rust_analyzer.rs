@@ -93,6 +93,7 @@ impl SharedAnalyzer {
                     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         if analyzer.set_source(source).is_ok() {
                             analyzer.top_level_variables("evcxr_analysis_wrapper");
+                            analyzer.warm_completion();
                         }
                     }));
                 }
@@ -224,6 +225,22 @@ impl RustAnalyzer {
             self.prime_caches();
         }
         Ok(())
+    }
+
+    /// tensorbook patch 22: one completion on a probe (`v.` on a `Vec`) appended to the
+    /// session's code, then the code set back. A session's first Tab otherwise computes the
+    /// method resolution it needs (the impls of std's types and traits, their signatures, the
+    /// autoderef chain) while the person waits; these queries depend on the dependencies, not
+    /// on the cell, so they stay cached for every later completion.
+    fn warm_completion(&mut self) {
+        const PROBE: &str = "\nfn evcxr_warm_completion(v: Vec<u8>) { v. }\n";
+        let source = self.current_source.clone();
+        let probed = format!("{source}{PROBE}");
+        let position = probed.len() - " }\n".len();
+        if self.set_source(probed).is_ok() {
+            let _ = self.completions(position);
+        }
+        let _ = self.set_source(source);
     }
 
     /// tensorbook patch: computes every crate's def map and trait impls on all cores, as
