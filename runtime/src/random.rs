@@ -120,6 +120,8 @@ pub fn uniform_split(
 ) -> Result<Tensor> {
     check_key("uniform", key)?;
     let (nbits, mantissa) = match dtype {
+        DType::BF16 => (16, 7),
+        DType::F16 => (16, 10),
         DType::F32 => (32, 23),
         DType::F64 => (64, 52),
         other => {
@@ -166,6 +168,8 @@ pub fn normal_split(
 ) -> Result<Tensor> {
     // The float just above -1, so that erf⁻¹ stays finite.
     let above_minus_one = match dtype {
+        DType::BF16 => half::bf16::from_bits(half::bf16::NEG_ONE.to_bits() - 1).to_f64(),
+        DType::F16 => half::f16::from_bits(half::f16::NEG_ONE.to_bits() - 1).to_f64(),
         DType::F32 => f64::from(f32::from_bits((-1f32).to_bits() - 1)),
         DType::F64 => f64::from_bits((-1f64).to_bits() - 1),
         other => {
@@ -263,6 +267,8 @@ pub fn gumbel(key: &Tensor, shape: &[usize], dtype: DType) -> Result<(Tensor, Te
 /// [`gumbel`] from a key already split.
 pub fn gumbel_split(key: &Tensor, shape: &[usize], dtype: DType) -> Result<Tensor> {
     let smallest = match dtype {
+        DType::BF16 => half::bf16::MIN_POSITIVE.to_f64(),
+        DType::F16 => half::f16::MIN_POSITIVE.to_f64(),
         DType::F32 => f64::from(f32::MIN_POSITIVE),
         DType::F64 => f64::MIN_POSITIVE,
         other => {

@@ -88,6 +88,71 @@ fn keys_split_and_fold_as_nx_and_jax() {
     }
 }
 
+/// Half-precision draws as Nx makes them (`random_bits` with `bit_width: 16` is each threefry
+/// word cut to its low 16 bits; JAX packs two draws per word, so its own f16 draws differ):
+/// the top mantissa bits of each, the scaling computed in the half type. The expected bits are
+/// Nx's recipe run by JAX 0.10.2 (threefry words of `split(key)[1]`, then Nx's steps in
+/// jnp.float16/bfloat16); `normal` to one unit in the last place (erf⁻¹ in f32 is not XLA's
+/// polynomial), on every device.
+#[test]
+fn half_precision_draws_follow_nx() {
+    for d in devices() {
+        let draw = random::split(&key_on(d, 1701), 2)
+            .unwrap()
+            .slice_along_axis(1, 1, 0)
+            .unwrap()
+            .reshape(&[2])
+            .unwrap();
+        // Per dtype: uniform [0, 1) of 5, uniform [-2, 3) of 4, normal of 4, as bits.
+        type Expected = (DType, [u16; 5], [u16; 4], [u16; 4]);
+        let cases: [Expected; 2] = [
+            (
+                DType::F16,
+                [0x3a08, 0x3930, 0x3ab0, 0x32e0, 0x2e40],
+                [0xbd4e, 0xbd3f, 0xb91a, 0x3d8e],
+                [0xbc69, 0xbc5c, 0xb8d6, 0x3764],
+            ),
+            (
+                DType::BF16,
+                [0x3f40, 0x3f26, 0x3f56, 0x3e58, 0x3dc0],
+                [0xbfab, 0xbfab, 0xbf2c, 0x3fae],
+                [0xbf8d, 0xbf8d, 0xbf1f, 0x3ee6],
+            ),
+        ];
+        let words = |t: Tensor| -> Vec<u16> {
+            t.to_binary()
+                .unwrap()
+                .chunks(2)
+                .map(|b| u16::from_le_bytes([b[0], b[1]]))
+                .collect()
+        };
+        for (dtype, unit, ranged, normal) in cases {
+            let u = random::uniform_split(&draw, 0.0, 1.0, &[5], dtype).unwrap();
+            assert_eq!(u.dtype(), dtype);
+            assert_eq!(words(u), unit, "uniform {dtype} on {d}");
+            let r = random::uniform_split(&draw, -2.0, 3.0, &[4], dtype).unwrap();
+            assert_eq!(words(r), ranged, "uniform [-2, 3) {dtype} on {d}");
+            let n = words(random::normal_split(&draw, 0.0, 1.0, &[4], dtype).unwrap());
+            for (ours, jax) in n.iter().zip(normal) {
+                assert!(
+                    ours.abs_diff(jax) <= 1,
+                    "normal {dtype} on {d}: {n:x?} vs JAX {normal:x?}"
+                );
+            }
+            let (g, _) = random::gumbel(&draw, &[64], dtype).unwrap();
+            assert!(
+                g.is_nan()
+                    .unwrap()
+                    .any(..)
+                    .unwrap()
+                    .to_scalar::<u8>()
+                    .unwrap()
+                    == 0
+            );
+        }
+    }
+}
+
 #[test]
 fn distributions_follow_nx_documented_examples() {
     for d in devices() {
