@@ -164,6 +164,11 @@ pub fn dispatch(device: Device, op: &Op, inputs: &[&Memory]) -> Result<Memory> {
             ),
         });
     }
+    // Before any route: the wide one runs casts first, which would otherwise report a stray
+    // operand as theirs.
+    if let Some(stray) = inputs.iter().find(|m| m.kind() != device.memory_kind()) {
+        return Err(stray_error(op, device, stray));
+    }
     if let Some(half) = half_operands(op, inputs)? {
         if !computes_halves(device, op, inputs) {
             return through_wide(device, op, inputs, half);
@@ -244,13 +249,19 @@ fn through_wide(device: Device, op: &Op, inputs: &[&Memory], half: DType) -> Res
     }
 }
 
-/// [`dispatch`] past the checks: the placement match and the backend's execute.
-fn execute(device: Device, op: &Op, inputs: &[&Memory]) -> Result<Memory> {
-    let stray = |m: &Memory| Error::Placement {
+/// The placement error for `found`, an input of `op` that is not memory of `device`.
+fn stray_error(op: &Op, device: Device, found: &Memory) -> Error {
+    Error::Placement {
         op: op.name(),
         device,
-        found: m.kind().to_string(),
-    };
+        found: found.kind().to_string(),
+    }
+}
+
+/// [`dispatch`] past its checks: each input as the device's own buffer type, and the
+/// backend's execute.
+fn execute(device: Device, op: &Op, inputs: &[&Memory]) -> Result<Memory> {
+    let stray = |m: &Memory| stray_error(op, device, m);
     match device.client {
         Client::Binary | Client::Host => {
             let buffers = own(inputs, stray, |m| match m {
@@ -266,14 +277,14 @@ fn execute(device: Device, op: &Op, inputs: &[&Memory]) -> Result<Memory> {
         }
         Client::Cuda => {
             let buffers = own(inputs, stray, |m| match m {
-                Memory::Cuda(c) if c.ordinal() == device.id => Some(c),
+                Memory::Cuda(c) => Some(c),
                 _ => None,
             })?;
             Ok(Memory::Cuda(CudaBackend.execute(device, op, &buffers)?))
         }
         Client::Sim => {
             let buffers = own(inputs, stray, |m| match m {
-                Memory::Sim(s) if s.device_id() == device.id => Some(s),
+                Memory::Sim(s) => Some(s),
                 _ => None,
             })?;
             Ok(Memory::Sim(SimBackend.execute(device, op, &buffers)?))
@@ -291,4 +302,28 @@ fn own<'a, B>(
         .iter()
         .map(|&m| pick(m).ok_or_else(|| stray(m)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{BinaryOp, Strided};
+
+    /// A stray operand is the op's placement error, on every route: the wide route for half
+    /// operands runs casts first, which must not take the error as theirs.
+    #[test]
+    fn a_stray_half_operand_is_the_ops_own_placement_error() {
+        let x = Memory::Host(Buffer::F16(vec![half::f16::ONE; 2].into()));
+        let op = Op::Binary {
+            op: BinaryOp::Add,
+            lhs: Strided::contiguous(&[2]),
+            rhs: Strided::contiguous(&[2]),
+            out_shape: vec![2],
+        };
+        let e = dispatch(Device::sim(0), &op, &[&x, &x]).unwrap_err();
+        assert!(
+            matches!(&e, Error::Placement { op: "add", found, .. } if found == "host memory"),
+            "{e:?}"
+        );
+    }
 }
