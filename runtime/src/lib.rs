@@ -102,6 +102,7 @@ pub use notebook::{
 };
 pub use ops::axes::{Axes, Axis, IntoAxes, IntoAxis, OneAxis};
 pub use ops::conv::Conv;
+pub use ops::linalg::{Norm, TriangularSolve};
 pub use ops::names::IntoNames;
 pub use ops::pad::PadMode;
 pub use ops::reduce::TieBreak;

@@ -18,6 +18,7 @@ pub use crate::jit::{jit, jit_cached, Jit};
 pub use crate::notebook::{clear_output, display, DisplayHandle, Html, Svg};
 pub use crate::ops::axes::Axis;
 pub use crate::ops::conv::Conv;
+pub use crate::ops::linalg::{Norm, TriangularSolve};
 pub use crate::ops::pad::PadMode;
 pub use crate::ops::reduce::TieBreak;
 pub use crate::ops::shape::SplitAt;

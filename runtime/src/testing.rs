@@ -25,7 +25,7 @@ pub mod buffer_pool {
     pub use crate::buffer_pool::{held_bytes, release, MAX_BUFFERS, MAX_BYTES};
 }
 
-pub use crate::backend::host::blas_library;
+pub use crate::backend::host::{blas_library, lapack_library};
 pub use crate::host_memory::available as available_host_memory;
 pub use crate::jit::{is_placeholder, run_fused};
 pub use crate::shape::{broadcast_shapes, broadcast_strides, strides};

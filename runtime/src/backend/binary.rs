@@ -367,6 +367,10 @@ impl Kernels for BinaryBackend {
         same_dtype!("dot", lhs, rhs, |a, b| matmul_typed(a, b, d))
     }
 
+    fn linalg(&self, op: &crate::ir::LinAlg, inputs: &[&Buffer]) -> Result<Buffer> {
+        super::linalg_reference::run_buffers(op, inputs)
+    }
+
     fn conv(&self, input: &Buffer, kernel: &Buffer, dims: &ConvDims) -> Result<Buffer> {
         same_dtype!("conv", input, kernel, |x, w| conv_typed(x, w, dims))
     }

@@ -122,6 +122,7 @@ macro_rules! with_binary_op {
 pub mod binary;
 pub mod cuda;
 pub mod host;
+pub(crate) mod linalg_reference;
 pub mod sim;
 
 use std::borrow::Cow;
@@ -132,7 +133,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::fused::Fused;
 use crate::ir::{
-    ArgOp, BinaryOp, ConvDims, MatmulDims, Op, ReduceOp, ScatterMode, Strided, UnaryOp,
+    ArgOp, BinaryOp, ConvDims, LinAlg, MatmulDims, Op, ReduceOp, ScatterMode, Strided, UnaryOp,
 };
 
 /// The backend contract: what a place of computation does with memory of its own kind.
@@ -294,6 +295,8 @@ pub trait Kernels {
         update_shape: &[usize],
         start: &[usize],
     ) -> Result<Self::Buffer>;
+    /// A factorisation or triangular solve over a batch of float matrices (`ir::linalg`).
+    fn linalg(&self, op: &LinAlg, inputs: &[&Self::Buffer]) -> Result<Self::Buffer>;
     /// A fused region (one input per [`Fused::inputs`]).
     fn fused(&self, f: &Fused, inputs: &[&Self::Buffer]) -> Result<Self::Buffer>;
 }
@@ -394,6 +397,12 @@ pub fn route<K: Kernels + ?Sized>(kernels: &K, op: &Op, given: &[&K::Buffer]) ->
         } => {
             let [x, u] = op_inputs(op, given)?;
             kernels.put_slice(x, shape, u, update_shape, start)
+        }
+        Op::LinAlg(l) => {
+            if given.len() != l.arity() {
+                return Err(internal_arity(op, given.len()));
+            }
+            kernels.linalg(l, given)
         }
         Op::Fused(f) => {
             if given.len() != f.inputs.len() {

@@ -9,12 +9,14 @@ pub mod conv;
 pub mod elementwise;
 pub mod fused;
 pub mod indexed;
+pub mod linalg;
 pub mod sorting;
 pub mod stepwise;
 
 pub use conv::ConvDims;
 pub use elementwise::{ArgOp, BinaryOp, MatmulDims, ReduceOp, Strided, UnaryOp};
 pub use indexed::ScatterMode;
+pub use linalg::{Factorization, LinAlg};
 
 use crate::dtype::DType;
 use crate::shape::{numel, without_axes};
@@ -141,6 +143,9 @@ pub enum Op {
         /// Where the update goes (already moved back so that it fits).
         start: Vec<usize>,
     },
+    /// A factorisation or triangular solve of a batch of float matrices ([`linalg`]). Inputs:
+    /// one or two per [`LinAlg::arity`].
+    LinAlg(LinAlg),
     /// A region of elementwise ops, optionally reduced (built by `jit`). Inputs: one per
     /// [`fused::FusedInput`].
     Fused(std::sync::Arc<fused::Fused>),
@@ -178,6 +183,7 @@ impl Op {
             Op::Scatter(ScatterMode::Put) => "indexed_put",
             Op::Concatenate { .. } => "concatenate",
             Op::PutSlice { .. } => "put_slice",
+            Op::LinAlg(l) => l.name(),
             Op::Fused(_) => "fused",
         }
     }
@@ -194,6 +200,7 @@ impl Op {
             Op::Concatenate { shapes, .. } => shapes.len(),
             Op::Select { .. } => 3,
             Op::Fused(f) => f.inputs.len(),
+            Op::LinAlg(l) => l.arity(),
             _ => 1,
         }
     }
@@ -237,6 +244,7 @@ impl Op {
             Op::Concatenate { shapes, .. } => shapes
                 .iter()
                 .fold(0usize, |acc, s| acc.saturating_add(numel(s))),
+            Op::LinAlg(l) => l.out_len(),
             Op::Fused(f) => f.out_len(),
         }
     }

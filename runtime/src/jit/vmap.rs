@@ -413,6 +413,15 @@ fn batch_op(op: &Op, node: &Node, nodes: &[Node], inputs: &[Val], size: usize) -
             let updates = full(&inputs[2], size)?;
             run(Op::Scatter(*mode), &[&target, &positions, &updates])
         }
+        Op::LinAlg(l) => {
+            // Matrix-major results: the batch of examples folds into the op's own batch.
+            let all = all_full()?;
+            let refs: Vec<&Tensor> = all.iter().collect();
+            run(
+                Op::LinAlg(l.with_batch(l.batch().saturating_mul(size))),
+                &refs,
+            )
+        }
         Op::Fused(_) => Err(internal("a fused region in a trace")),
     }
 }

@@ -20,6 +20,7 @@ mod cumulative;
 mod diagonal;
 mod elementwise;
 mod indexed;
+pub(crate) mod linalg;
 mod logical;
 mod matmul;
 pub(crate) mod names;

@@ -823,6 +823,17 @@ impl Kernels for CudaBackend {
         Ok(out(x.ordinal, x.len, data))
     }
 
+    /// Factorisations and triangular solves go through host memory and host's LAPACK for
+    /// now: the matrices are copied over, factorised, and the results copied back (cuSOLVER,
+    /// loaded as cuBLAS is, is the next step, and needs a GPU to be checked against).
+    fn linalg(&self, op: &crate::ir::LinAlg, given: &[&CudaBuffer]) -> Result<CudaBuffer> {
+        let ordinal = given.first().map_or(0, |b| b.ordinal);
+        let host: Vec<Buffer> = given.iter().map(|b| download(b)).collect::<Result<_>>()?;
+        let refs: Vec<&Buffer> = host.iter().collect();
+        let computed = super::host::HostBackend.linalg(op, &refs)?;
+        upload(&computed, &[computed.len()], ordinal)
+    }
+
     /// A fused region as one generated kernel (`fused.rs`); a region that does not fit one
     /// runs step by step with the kernels above.
     fn fused(&self, f: &Fused, given: &[&CudaBuffer]) -> Result<CudaBuffer> {

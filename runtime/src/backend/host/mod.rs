@@ -24,6 +24,7 @@ mod conv;
 mod fused;
 mod halves;
 mod indexed;
+mod lapack;
 mod loops;
 mod matmul;
 mod parallel;
@@ -32,6 +33,7 @@ mod reduce;
 mod scan;
 mod sort;
 pub use blas::library_name as blas_library;
+pub use lapack::library_name as lapack_library;
 #[cfg(target_arch = "x86_64")]
 mod packed_gemm;
 mod skinny;
@@ -201,6 +203,17 @@ impl Kernels for HostBackend {
                 a, b, d
             )?)),
         })
+    }
+
+    fn linalg(&self, op: &crate::ir::LinAlg, inputs: &[&Buffer]) -> Result<Buffer> {
+        use crate::backend::linalg_reference::{float_inputs, run_buffers, FloatInputs};
+        let Some(library) = lapack::lapack() else {
+            return run_buffers(op, inputs);
+        };
+        match float_inputs(op, inputs)? {
+            FloatInputs::F32(x) => lapack::run(library, op, &x),
+            FloatInputs::F64(x) => lapack::run(library, op, &x),
+        }
     }
 
     fn conv(&self, input: &Buffer, kernel: &Buffer, dims: &ConvDims) -> Result<Buffer> {

@@ -9,6 +9,7 @@
 //! gradient flow through them.
 
 mod conv;
+mod linalg;
 mod site;
 
 pub(crate) use site::{internal, Site};
@@ -130,6 +131,7 @@ pub(crate) fn vjp(op: &Op, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<Ten
             Ok(vec![gt, None, gu])
         }
         Op::ArgReduce { .. } | Op::Sort { indices: true, .. } => Ok(vec![None]),
+        Op::LinAlg(l) => linalg::linalg(l, site, g),
         Op::Fused(_) => Err(internal("a fused region in a trace being differentiated")),
     }
 }
