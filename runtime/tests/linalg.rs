@@ -1167,3 +1167,125 @@ fn linalg_compiles_and_maps_over_a_batch() {
         same(&format!("vmap on {d}"), &mapped, &direct, 1e-12);
     }
 }
+
+/// `grad` of `f` at `x` (f64) against central differences, element by element.
+fn check_gradient(what: &str, x: &Tensor, f: fn(&Tensor) -> tensorbook::Result<Tensor>) {
+    let h = 1e-6;
+    let weighted = move |t: &Tensor| -> tensorbook::Result<Tensor> {
+        let y = f(t)?;
+        let w = on(t.device())
+            .iota(DType::F64, y.shape(), None)?
+            .sin()?
+            .add(0.5)?;
+        y.multiply(&w)?.sum(..)
+    };
+    let g = tensorbook::grad(weighted).call(x).unwrap()[0]
+        .to_vec::<f64>()
+        .unwrap();
+    let base = x.to_vec::<f64>().unwrap();
+    for i in 0..base.len() {
+        let at = |delta: f64| {
+            let mut v = base.clone();
+            v[i] += delta;
+            let t = on(x.device()).from_slice(&v, x.shape()).unwrap();
+            weighted(&t).unwrap().to_scalar::<f64>().unwrap()
+        };
+        let expected = (at(h) - at(-h)) / (2.0 * h);
+        assert!(
+            (g[i] - expected).abs() <= 1e-6 * expected.abs().max(1.0),
+            "{what}: x[{i}] on {}: grad {} against {expected}",
+            x.device(),
+            g[i]
+        );
+    }
+}
+
+/// `x` plus `k` on the diagonal of each matrix (well away from singular).
+fn shifted(x: &Tensor, k: f64) -> tensorbook::Result<Tensor> {
+    let n = x.shape()[x.rank() - 1];
+    x.add(&on(x.device()).eye(DType::F64, n)?.multiply(k)?)
+}
+
+#[test]
+fn gradients_match_central_differences() {
+    type Case = (
+        &'static str,
+        &'static [usize],
+        fn(&Tensor) -> tensorbook::Result<Tensor>,
+    );
+    let cases: [Case; 14] = [
+        ("cholesky", &[3, 3], |x| {
+            shifted(&x.dot(&x.transpose(..)?)?, 1.0)?.cholesky()
+        }),
+        ("cholesky reads the lower triangle", &[3, 3], |x| {
+            shifted(x, 4.0)?.cholesky()
+        }),
+        ("qr square", &[3, 3], |x| {
+            let (q, r) = x.qr()?;
+            q.add(&r)
+        }),
+        ("qr tall", &[2, 4, 3], |x| {
+            let (q, r) = x.qr()?;
+            Ok(Tensor::concatenate(&[q.sum([2])?, r.sum([2])?], 1)?)
+        }),
+        ("qr wide", &[3, 4], |x| {
+            let (q, r) = x.qr()?;
+            q.sum(..)?.add(&r)
+        }),
+        ("eigh", &[3, 3], |x| {
+            let s = shifted(&x.dot(&x.transpose(..)?)?, 0.5)?;
+            let (w, v) = s.eigh()?;
+            v.multiply(&w)
+        }),
+        ("lu", &[3, 3], |x| {
+            let (_, l, u) = shifted(x, 3.0)?.lu()?;
+            l.add(&u)
+        }),
+        ("triangular_solve lower", &[3, 4], |x| {
+            let a = shifted(&x.slice_along_axis(0, 3, 1)?, 3.0)?;
+            a.triangular_solve(x, TriangularSolve::new())
+        }),
+        ("triangular_solve upper, right, transposed", &[4, 4], |x| {
+            let a = shifted(x, 3.0)?;
+            let b = x.slice_along_axis(0, 2, 0)?;
+            a.triangular_solve(
+                &b,
+                TriangularSolve::new()
+                    .lower(false)
+                    .left_side(false)
+                    .transpose(true),
+            )
+        }),
+        ("solve", &[3, 4], |x| {
+            let a = shifted(&x.slice_along_axis(0, 3, 1)?, 2.0)?;
+            a.solve(&x.slice_along_axis(1, 3, 1)?)
+        }),
+        ("invert", &[2, 3, 3], |x| shifted(x, 2.0)?.invert()),
+        ("determinant 3x3", &[3, 3], |x| x.determinant()),
+        ("determinant 4x4", &[2, 4, 4], |x| {
+            shifted(x, 2.0)?.determinant()
+        }),
+        ("norms", &[3, 4], |x| {
+            let f = x.norm()?;
+            let rows = x.norm_axes(Norm::P(3), [1], false)?;
+            rows.add(&f)?.add(&x.norm_of(Norm::Inf)?)
+        }),
+    ];
+    for d in devices() {
+        for (seed, (what, shape, f)) in cases.iter().enumerate() {
+            let x = matrix(100 + seed as u64, shape)
+                .backend_transfer(d)
+                .unwrap();
+            check_gradient(what, &x, *f);
+        }
+    }
+    let x = matrix(1, &[3, 3]);
+    let err = tensorbook::grad(|x: &Tensor| x.svd()?.1.sum(..))
+        .call(&x)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("svd") && err.contains("no gradient yet"),
+        "{err}"
+    );
+}

@@ -1,14 +1,167 @@
-//! The gradients of the factorisations and the triangular solve.
+//! The gradients of the factorisations and the triangular solve, written with the op set
+//! (triangular solves and batched products), as Nx and JAX write them: the triangular solve
+//! by solving with the transpose; Cholesky by Murray's formula (Nx's `cholesky_grad`); QR by
+//! Walter and Lehmann's (arXiv 2009.10071, eq. 3 and proposition 2, Nx's `qr_grad`); eigh by
+//! Giles' (Nx's `eigh_grad`, distinct eigenvalues); LU by `P·L⁻ᵀ·(tril₋₁(Lᵀ·L̄) +
+//! triu(Ū·Uᵀ))·U⁻ᵀ` (square matrices). Cholesky and eigh read the lower triangle only, so the
+//! gradient of the symmetric matrix lands on it: entries below the diagonal twice the
+//! symmetric part, none above. The SVD has no rule yet: its error says so.
 
 use crate::error::{Error, Result};
-use crate::ir::LinAlg;
+use crate::ir::{Factorization, LinAlg};
+use crate::ops::linalg::TriangularSolve;
 use crate::tensor::Tensor;
 
 use super::Site;
 
-pub(super) fn linalg(op: &LinAlg, _site: &Site<'_>, _g: &Tensor) -> Result<Vec<Option<Tensor>>> {
-    Err(Error::InvalidArgument {
+/// `a·b` for `[B, .., ..]` batches.
+fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    a.dot_general(&[2], &[0], b, &[1], &[0])
+}
+
+/// The transpose of each matrix of a `[B, .., ..]` batch.
+fn t(a: &Tensor) -> Result<Tensor> {
+    a.transpose([0, 2, 1])
+}
+
+/// The parts of a `[B, per]` result (or its gradient), each `[B, rows, cols]`.
+fn parts(op: &LinAlg, x: &Tensor) -> Result<Vec<Tensor>> {
+    let b = op.batch();
+    let mut at = 0;
+    let mut out = Vec::new();
+    for [rows, cols] in op.parts() {
+        out.push(
+            x.slice_along_axis(at, rows * cols, 1)?
+                .reshape(&[b, rows, cols])?,
+        );
+        at += rows * cols;
+    }
+    Ok(out)
+}
+
+/// The gradient of a function that reads only the lower triangle of a symmetric matrix,
+/// given the gradient `s` with respect to the whole symmetric matrix.
+fn onto_lower(s: &Tensor) -> Result<Tensor> {
+    let sym = s.add(&t(s)?)?.multiply(0.5)?;
+    sym.tril(-1)?.multiply(2.0)?.add(&sym.triu(0)?.tril(0)?)
+}
+
+fn no_rule(op: &LinAlg) -> Error {
+    Error::InvalidArgument {
         op: op.name(),
-        message: "no gradient yet".into(),
-    })
+        message: "has no gradient yet (svd's is the next step of the linear-algebra work)".into(),
+    }
+}
+
+pub(super) fn linalg(op: &LinAlg, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
+    let result = parts(op, site.result)?;
+    let grads = parts(op, g)?;
+    match *op {
+        LinAlg::TriangularSolve {
+            batch,
+            n,
+            rows,
+            cols,
+            left_side,
+            lower,
+            transpose,
+            ..
+        } => {
+            let a = site.input(0)?.reshape(&[batch, n, n])?;
+            let (x, gx) = (&result[0], &grads[0]);
+            let back = TriangularSolve::new()
+                .lower(lower)
+                .left_side(left_side)
+                .transpose(!transpose);
+            let gb = a.triangular_solve(gx, back)?;
+            // The gradient with respect to op(a), then to a, on a's triangle.
+            let g_op = if left_side {
+                mm(&gb, &t(x)?)?
+            } else {
+                mm(&t(x)?, &gb)?
+            }
+            .negate()?;
+            let ga = if transpose { t(&g_op)? } else { g_op };
+            let ga = if lower { ga.tril(0)? } else { ga.triu(0)? };
+            let gb = if site.wants(1) {
+                Some(gb.reshape(&[batch, rows, cols])?)
+            } else {
+                None
+            };
+            Ok(vec![Some(ga), gb])
+        }
+        LinAlg::Factor { kind, .. } => {
+            let grad = match kind {
+                Factorization::Cholesky => cholesky(&result[0], &grads[0])?,
+                Factorization::Eigh => eigh(&result[0], &result[1], &grads[0], &grads[1])?,
+                Factorization::Qr { .. } => qr(&result[0], &result[1], &grads[0], &grads[1])?,
+                Factorization::Lu => lu(&result[0], &result[1], &result[2], &grads[1], &grads[2])?,
+                Factorization::Svd { .. } => return Err(no_rule(op)),
+            };
+            Ok(vec![Some(grad)])
+        }
+    }
+}
+
+fn cholesky(l: &Tensor, gl: &Tensor) -> Result<Tensor> {
+    let n = l.shape()[1];
+    let eye = crate::create::on(l.device()).eye(l.dtype(), n)?;
+    let phi = mm(&t(l)?, &gl.tril(0)?)?.divide(&eye.add(1.0)?)?.tril(0)?;
+    let lower = TriangularSolve::new();
+    let s = l.triangular_solve(&phi, lower.transpose(true))?;
+    let s = l.triangular_solve(&s, lower.left_side(false))?;
+    onto_lower(&s)
+}
+
+fn eigh(w: &Tensor, v: &Tensor, gw: &Tensor, gv: &Tensor) -> Result<Tensor> {
+    let n = v.shape()[1];
+    let eye = crate::create::on(v.device()).eye(v.dtype(), n)?;
+    // w is [B, 1, n]: f[i][j] = 1 / (w_j - w_i) off the diagonal, 0 on it.
+    let f = (1.0 / &eye.add(w)?.subtract(&t(w)?)?)?.subtract(&eye)?;
+    let middle = t(gw)?.multiply(&eye)?.add(&f.multiply(&mm(&t(v)?, gv)?)?)?;
+    let s = mm(&mm(v, &middle)?, &t(v)?)?;
+    onto_lower(&s)
+}
+
+fn qr(q: &Tensor, r: &Tensor, gq: &Tensor, gr: &Tensor) -> Result<Tensor> {
+    let (m, n) = (q.shape()[1], r.shape()[2]);
+    if m < n {
+        // a = q·[u | v]: u square, v the columns past m.
+        let (u, gu) = (r.slice_along_axis(0, m, 2)?, gr.slice_along_axis(0, m, 2)?);
+        let (v, gv) = (
+            r.slice_along_axis(m, n - m, 2)?,
+            gr.slice_along_axis(m, n - m, 2)?,
+        );
+        let y = mm(q, &v)?;
+        let gq = gq.add(&mm(&y, &t(&gv)?)?)?;
+        let gx = qr_square(q, &u, &gq, &gu)?;
+        let gy = mm(q, &gv)?;
+        return Tensor::concatenate(&[gx, gy], 2);
+    }
+    qr_square(q, r, gq, gr)
+}
+
+fn qr_square(q: &Tensor, r: &Tensor, gq: &Tensor, gr: &Tensor) -> Result<Tensor> {
+    let n = r.shape()[2];
+    let r_square = r.slice_along_axis(0, n, 1)?;
+    let mut m = mm(r, &t(gr)?)?.subtract(&mm(&t(gq)?, q)?)?;
+    // copyltu: the lower triangle mirrored above.
+    m = m.tril(0)?.add(&t(&m.tril(-1)?)?)?;
+    let b = gq.add(&mm(q, &m)?)?.slice_along_axis(0, n, 2)?;
+    // b·r⁻ᵀ: x·rᵀ = b with r upper triangular.
+    r_square.triangular_solve(
+        &b,
+        TriangularSolve::new()
+            .lower(false)
+            .left_side(false)
+            .transpose(true),
+    )
+}
+
+fn lu(p: &Tensor, l: &Tensor, u: &Tensor, gl: &Tensor, gu: &Tensor) -> Result<Tensor> {
+    let inner = mm(&t(l)?, gl)?.tril(-1)?.add(&mm(gu, &t(u)?)?.triu(0)?)?;
+    let lower = TriangularSolve::new();
+    let x = l.triangular_solve(&inner, lower.transpose(true))?;
+    let x = u.triangular_solve(&x, lower.lower(false).left_side(false).transpose(true))?;
+    mm(p, &x)
 }
