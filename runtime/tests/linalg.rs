@@ -1226,7 +1226,7 @@ fn gradients_match_central_differences() {
         }),
         ("qr tall", &[2, 4, 3], |x| {
             let (q, r) = x.qr()?;
-            Ok(Tensor::concatenate(&[q.sum([2])?, r.sum([2])?], 1)?)
+            Tensor::concatenate(&[q.sum([2])?, r.sum([2])?], 1)
         }),
         ("qr wide", &[3, 4], |x| {
             let (q, r) = x.qr()?;
