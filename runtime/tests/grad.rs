@@ -1,5 +1,5 @@
 //! Gradients: `grad` and `value_and_grad` checked against central finite differences over
-//! random graphs of the op set (f64, on binary, host and sim), and against values computed
+//! random graphs of the op set (linear algebra included; f64, on binary, host and sim), and against values computed
 //! here by hand, without the runtime, for softmax cross-entropy and a two-layer network.
 
 mod common;
@@ -8,7 +8,7 @@ use common::{enable_sim, random};
 use proptest::prelude::*;
 use tensorbook::{
     cond, custom_grad, grad, grad_wrt, jit_cached, on, value_and_grad, value_and_grad_wrt, Conv,
-    DType, Device, Direction, Padding, Result, Tensor,
+    DType, Device, Direction, Padding, Result, Tensor, TriangularSolve,
 };
 
 /// The devices every gradient is checked on.
@@ -46,6 +46,7 @@ enum Step {
     ProductReduce(usize, usize),
     Convolved(usize, usize, usize),
     Branch(usize, usize, usize),
+    LinearAlgebra(usize, usize, usize),
 }
 
 fn step(s: &Step, vals: &[Tensor]) -> Result<Tensor> {
@@ -133,6 +134,42 @@ fn step(s: &Step, vals: &[Tensor]) -> Result<Tensor> {
             };
             out.reshape(&[3, 4])
         }
+        Step::LinearAlgebra(k, a, b) => {
+            // Factorisations and solves of matrices built from the values to be well
+            // conditioned (and, for eigh, with eigenvalues well apart), shaped back to [3, 4].
+            let x = v(a).tanh()?;
+            let y = v(b).tanh()?;
+            let eye = on(x.device()).eye(DType::F64, 3)?;
+            let square = |shift: f64| x.slice(&[0, 1], &[3, 3], None)?.add(&eye.multiply(shift)?);
+            match k % 7 {
+                0 => {
+                    let (q, r) = x.qr()?;
+                    r.add(&q.dot(&y)?)
+                }
+                1 => square(3.0)?.triangular_solve(v(b), TriangularSolve::new()),
+                2 => square(3.0)?.solve(v(b)),
+                3 => {
+                    let spd = x.dot(&x.transpose(..)?)?.add(&eye)?;
+                    spd.cholesky()?.dot(&y)
+                }
+                4 => {
+                    let spread = on(x.device())
+                        .from_slice(&[0.0, 3.0, 6.0], &[3])?
+                        .make_diagonal(0)?;
+                    let s = x.dot(&x.transpose(..)?)?.multiply(0.09)?.add(&spread)?;
+                    let (w, vectors) = s.eigh()?;
+                    vectors.multiply(&w)?.dot(&y)
+                }
+                5 => {
+                    let a = square(2.0)?;
+                    a.invert()?.dot(v(b))?.multiply(&a.determinant()?)
+                }
+                _ => {
+                    let (_, l, u) = square(3.0)?.lu()?;
+                    l.add(&u)?.dot(&y)
+                }
+            }
+        }
         Step::Branch(k, a, b) => {
             // `cond` on the data: compiled, the program takes one side; the gradient is that
             // side's.
@@ -165,6 +202,7 @@ fn step_strategy() -> impl Strategy<Value = Step> {
         (i(), i()).prop_map(|(a, b)| Step::ProductReduce(a, b)),
         (0usize..5, i(), i()).prop_map(|(k, a, b)| Step::Convolved(k, a, b)),
         (i(), i(), i()).prop_map(|(k, a, b)| Step::Branch(k, a, b)),
+        (0usize..7, i(), i()).prop_map(|(k, a, b)| Step::LinearAlgebra(k, a, b)),
     ]
 }
 
