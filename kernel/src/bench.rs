@@ -3,7 +3,9 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use tensorbook::bench::{self, conv, jit, ops, serving, train, MatmulBench, Progress, Runs};
+use tensorbook::bench::{
+    self, conv, jit, linalg, ops, serving, train, MatmulBench, Progress, Runs,
+};
 use tensorbook::contract::env;
 use tensorbook::DType;
 
@@ -239,6 +241,36 @@ pub fn run(what: BenchWhat) -> Result<(), String> {
             }
             Ok(())
         }
+        BenchWhat::Linalg {
+            devices,
+            sizes,
+            runs,
+            python,
+            json,
+        } => {
+            let sizes = sizes
+                .split(',')
+                .map(|s| s.trim().parse::<usize>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| format!("--sizes: {e}"))?;
+            let config = linalg::LinalgBench {
+                devices: bench::parse_devices(&devices).map_err(|e| e.to_string())?,
+                sizes,
+                runs: Runs {
+                    warmup: 1,
+                    timed: runs,
+                },
+            };
+            let numpy = time_linalg_reference(python, &config);
+            let report =
+                linalg::run(&config, &numpy, &mut Bar { bar: None }).map_err(|e| e.to_string())?;
+            if json {
+                println!("{}", report.to_json());
+            } else {
+                print!("{}", report.table());
+            }
+            Ok(())
+        }
         BenchWhat::Serving {
             devices,
             rows,
@@ -369,6 +401,51 @@ fn time_conv_references(
             })
         })
         .collect()
+}
+
+/// NumPy's medians for `bench linalg`, from [`linalg::REFERENCE_SCRIPT`], or why there are
+/// none.
+fn time_linalg_reference(
+    python: Option<String>,
+    config: &linalg::LinalgBench,
+) -> Result<linalg::Reference, String> {
+    let python = python_for_numpy(python);
+    if python == "none" {
+        return Err("left out (--python none)".into());
+    }
+    let sizes: Vec<String> = config.sizes.iter().map(|n| n.to_string()).collect();
+    let output = Command::new(&python)
+        .arg("-c")
+        .arg(linalg::REFERENCE_SCRIPT)
+        .arg(sizes.join(","))
+        .arg(config.runs.warmup.to_string())
+        .arg(config.runs.timed.max(1).to_string())
+        .output()
+        .map_err(|e| format!("cannot run {python}: {e}"))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let line = text.lines().last().unwrap_or("");
+    let value: serde_json::Value = serde_json::from_str(line).map_err(|_| {
+        let err = String::from_utf8_lossy(&output.stderr);
+        format!(
+            "{python} printed no timing: {}",
+            err.lines().last().unwrap_or("no output")
+        )
+    })?;
+    if let Some(why) = value["error"].as_str() {
+        return Err(format!("skipped: {why} ({python})"));
+    }
+    let medians = value["medians"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_f64().map(|s| (k.clone(), s)))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(linalg::Reference {
+        name: value["name"].as_str().unwrap_or("NumPy").to_string(),
+        medians,
+    })
 }
 
 /// `{"host:0": ratio, ...}`.

@@ -170,6 +170,25 @@ enum BenchWhat {
         #[arg(long)]
         json: bool,
     },
+    /// Linear algebra: svd, qr, cholesky, solve and eigh of f64 matrices at 256, 512 and 1024
+    /// per device, beside NumPy's numpy.linalg timed in the same run.
+    Linalg {
+        /// Devices in order; unavailable ones are skipped.
+        #[arg(long, default_value = "host")]
+        devices: String,
+        /// Matrix sizes, comma-separated.
+        #[arg(long, default_value = "256,512,1024")]
+        sizes: String,
+        /// Timed runs per row (the median is reported).
+        #[arg(long, default_value_t = 7)]
+        runs: usize,
+        /// The Python with NumPy, as for `bench ops`; `none` leaves NumPy out.
+        #[arg(long)]
+        python: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// A serving of notebook 05's network over several devices (one partition each) against
     /// the first device alone, in images per second, in the same run.
     Serving {

@@ -8,12 +8,17 @@ use crate::allocate::try_alloc;
 use crate::buffer::Buffer;
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::ir::linalg::{eigh_order, qr_signs, svd_signs, Factorization, LinAlg};
+use crate::ir::linalg::{eigh_order, qr_conventions, svd_signs, Factorization, LinAlg};
 
 /// The error of a triangular solve whose matrix has a zero on its diagonal (Nx's words).
 pub(crate) fn singular() -> Error {
+    singular_in("triangular_solve")
+}
+
+/// The error of `op` given a singular matrix (Nx's words).
+pub(crate) fn singular_in(op: &'static str) -> Error {
     Error::InvalidArgument {
-        op: "triangular_solve",
+        op,
         message: "can't solve for singular matrix".into(),
     }
 }
@@ -125,8 +130,80 @@ pub(crate) fn run<T: Element>(op: &LinAlg, inputs: &[&[T]]) -> Result<Buffer> {
                 }
             }
         }
+        LinAlg::Solve {
+            batch,
+            n,
+            cols,
+            transpose,
+            strict,
+        } => {
+            let (a, rhs) = match inputs {
+                [a, b] => (*a, *b),
+                _ => return Err(singular_in("solve")),
+            };
+            for b in 0..batch {
+                crate::interrupt::check()?;
+                let wide = |x: &[T]| x.iter().map(|v| v.to_f64()).collect::<Vec<f64>>();
+                let matrix = wide(&a[b * n * n..(b + 1) * n * n]);
+                let given = wide(&rhs[b * n * cols..(b + 1) * n * cols]);
+                let x = match solve(&matrix, n, &given, cols, transpose) {
+                    Some(x) => x,
+                    None if strict => return Err(singular_in("solve")),
+                    None => vec![f64::NAN; n * cols],
+                };
+                for (o, r) in out[b * per..(b + 1) * per].iter_mut().zip(&x) {
+                    *o = T::from_f64(*r);
+                }
+            }
+        }
     }
     Ok(T::into_buffer(out))
+}
+
+/// `op(a)·x = b` for `a [n, n]` and `b [n, cols]` by Gaussian elimination with partial
+/// pivoting (the first largest entry of a column is its pivot); `None` at a zero pivot.
+fn solve(a: &[f64], n: usize, b: &[f64], cols: usize, transpose: bool) -> Option<Vec<f64>> {
+    let mut m = if transpose {
+        transposed(a, n, n)
+    } else {
+        a.to_vec()
+    };
+    let mut x = b.to_vec();
+    for j in 0..n {
+        let mut p = j;
+        for i in j + 1..n {
+            if m[i * n + j].abs() > m[p * n + j].abs() {
+                p = i;
+            }
+        }
+        if m[p * n + j] == 0.0 {
+            return None;
+        }
+        if p != j {
+            for c in 0..n {
+                m.swap(p * n + c, j * n + c);
+            }
+            for c in 0..cols {
+                x.swap(p * cols + c, j * cols + c);
+            }
+        }
+        for i in j + 1..n {
+            let f = m[i * n + j] / m[j * n + j];
+            for c in j..n {
+                m[i * n + c] -= f * m[j * n + c];
+            }
+            for c in 0..cols {
+                x[i * cols + c] -= f * x[j * cols + c];
+            }
+        }
+    }
+    for i in (0..n).rev() {
+        for c in 0..cols {
+            let s: f64 = (i + 1..n).map(|k| m[i * n + k] * x[k * cols + c]).sum();
+            x[i * cols + c] = (x[i * cols + c] - s) / m[i * n + i];
+        }
+    }
+    Some(x)
 }
 
 /// One matrix `a [m, n]` factorised into `out` (the parts of [`LinAlg::parts`], in order).
@@ -260,7 +337,7 @@ fn qr(a: &[f64], m: usize, n: usize, complete: bool, out: &mut [f64]) {
             r_out[i * n + c] = r[i * n + c];
         }
     }
-    qr_signs(&mut q, &mut r_out, [m, qc], n, &reflected);
+    qr_conventions(&mut q, &mut r_out, [m, qc], n, &reflected);
     out[..m * qc].copy_from_slice(&q);
     out[m * qc..].copy_from_slice(&r_out);
 }

@@ -24,6 +24,7 @@ use crate::notebook::{display, DisplayHandle, Displayable, Html};
 
 pub mod conv;
 pub mod jit;
+pub mod linalg;
 pub mod ops;
 pub mod peak;
 pub mod serving;

@@ -74,6 +74,21 @@ pub enum LinAlg {
         /// A zero on the diagonal is an error rather than NaN.
         strict: bool,
     },
+    /// `op(a)·x = b` for general square `a` by LU with partial pivoting (LAPACK's `?gesv`),
+    /// `op` a transpose or not. A singular `a` (a zero pivot) is an error when `strict`, NaN
+    /// for that system otherwise. Inputs: a `[batch, n, n]`, b `[batch, n, cols]`.
+    Solve {
+        /// How many systems.
+        batch: usize,
+        /// `a`'s size.
+        n: usize,
+        /// `b`'s columns.
+        cols: usize,
+        /// `op(a)` is `aᵀ`.
+        transpose: bool,
+        /// A singular matrix is an error rather than NaN.
+        strict: bool,
+    },
 }
 
 impl LinAlg {
@@ -88,6 +103,7 @@ impl LinAlg {
                 Factorization::Svd { .. } => "svd",
             },
             LinAlg::TriangularSolve { .. } => "triangular_solve",
+            LinAlg::Solve { .. } => "solve",
         }
     }
 
@@ -95,14 +111,16 @@ impl LinAlg {
     pub fn arity(&self) -> usize {
         match self {
             LinAlg::Factor { .. } => 1,
-            LinAlg::TriangularSolve { .. } => 2,
+            LinAlg::TriangularSolve { .. } | LinAlg::Solve { .. } => 2,
         }
     }
 
     /// How many matrices (or systems) the op handles.
     pub fn batch(&self) -> usize {
         match self {
-            LinAlg::Factor { batch, .. } | LinAlg::TriangularSolve { batch, .. } => *batch,
+            LinAlg::Factor { batch, .. }
+            | LinAlg::TriangularSolve { batch, .. }
+            | LinAlg::Solve { batch, .. } => *batch,
         }
     }
 
@@ -110,9 +128,9 @@ impl LinAlg {
     pub fn with_batch(&self, batch: usize) -> LinAlg {
         let mut op = self.clone();
         match &mut op {
-            LinAlg::Factor { batch: b, .. } | LinAlg::TriangularSolve { batch: b, .. } => {
-                *b = batch
-            }
+            LinAlg::Factor { batch: b, .. }
+            | LinAlg::TriangularSolve { batch: b, .. }
+            | LinAlg::Solve { batch: b, .. } => *b = batch,
         }
         op
     }
@@ -134,6 +152,7 @@ impl LinAlg {
                 }
             }
             LinAlg::TriangularSolve { rows, cols, .. } => vec![[rows, cols]],
+            LinAlg::Solve { n, cols, .. } => vec![[n, cols]],
         }
     }
 
@@ -154,8 +173,9 @@ fn negate<T: Element>(x: T) -> T {
     T::from_f64(-x.to_f64())
 }
 
-/// Whether the entry of largest magnitude among `values` (the first of equals) is negative.
-fn largest_is_negative<T: Element>(values: impl Iterator<Item = T>) -> bool {
+/// Whether the entry of largest magnitude among `values` (the first of equals) is negative:
+/// then the vector changes sign.
+pub fn largest_is_negative<T: Element>(values: impl Iterator<Item = T>) -> bool {
     let mut best = (0.0f64, false);
     for v in values {
         let v = v.to_f64();
@@ -166,9 +186,28 @@ fn largest_is_negative<T: Element>(values: impl Iterator<Item = T>) -> bool {
     best.1
 }
 
-/// Nx's QR signs: where reflection `j` was applied (`reflected[j]`) and left `r[j][j]`
-/// negative, row `j` of `r` and column `j` of `q` change sign. `q` is `[m, qc]`, `r` `[rr, n]`.
-pub fn qr_signs<T: Element>(
+/// Entries of `q` and `r` this close to 0 are 0 (Nx's `eps` for QR).
+pub const QR_EPS: f64 = 1e-10;
+
+/// Nx's QR conventions: where reflection `j` was applied (`reflected[j]`) and left `r[j][j]`
+/// negative, row `j` of `r` and column `j` of `q` change sign; then entries within
+/// [`QR_EPS`] of 0 become 0. `q` is `[m, qc]`, `r` `[rr, n]`.
+pub fn qr_conventions<T: Element>(
+    q: &mut [T],
+    r: &mut [T],
+    [m, qc]: [usize; 2],
+    n: usize,
+    reflected: &[bool],
+) {
+    qr_signs(q, r, [m, qc], n, reflected);
+    for x in q.iter_mut().chain(r.iter_mut()) {
+        if x.to_f64().abs() <= QR_EPS {
+            *x = T::ZERO;
+        }
+    }
+}
+
+fn qr_signs<T: Element>(
     q: &mut [T],
     r: &mut [T],
     [m, qc]: [usize; 2],
@@ -188,11 +227,10 @@ pub fn qr_signs<T: Element>(
     }
 }
 
-/// Nx's eigen order: eigenvalues by magnitude, largest first (ties: the larger value first,
-/// then the earlier), eigenvectors (columns of `v [n, n]`) with them, each turned so that its
-/// largest entry is positive.
-pub fn eigh_order<T: Element>(w: &mut [T], v: &mut [T], n: usize) {
-    let mut order: Vec<usize> = (0..n).collect();
+/// Where each eigenvalue of Nx's order comes from: by magnitude, largest first (ties: the
+/// larger value first, then the earlier).
+pub fn eigen_order<T: Element>(w: &[T]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..w.len()).collect();
     order.sort_by(|&a, &b| {
         let (x, y) = (w[a].to_f64(), w[b].to_f64());
         y.abs()
@@ -200,6 +238,14 @@ pub fn eigh_order<T: Element>(w: &mut [T], v: &mut [T], n: usize) {
             .then(y.total_cmp(&x))
             .then(a.cmp(&b))
     });
+    order
+}
+
+/// Nx's eigen order: eigenvalues by magnitude, largest first (ties: the larger value first,
+/// then the earlier), eigenvectors (columns of `v [n, n]`) with them, each turned so that its
+/// largest entry is positive.
+pub fn eigh_order<T: Element>(w: &mut [T], v: &mut [T], n: usize) {
+    let order = eigen_order(w);
     let (w0, v0) = (w.to_vec(), v.to_vec());
     for (to, &from) in order.iter().enumerate() {
         w[to] = w0[from];

@@ -15,11 +15,13 @@ use std::sync::OnceLock;
 use libloading::Library;
 
 use crate::allocate::try_alloc;
-use crate::backend::linalg_reference::singular;
+use crate::backend::linalg_reference::{singular, singular_in};
 use crate::buffer::Buffer;
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::ir::linalg::{eigh_order, qr_signs, svd_signs, Factorization, LinAlg};
+use crate::ir::linalg::{
+    eigen_order, largest_is_negative, qr_conventions, svd_signs, Factorization, LinAlg,
+};
 
 const CANDIDATES: [&str; 4] = [
     "libopenblas.so.0",
@@ -35,6 +37,7 @@ type Info = *mut c_int;
 // length after the others.
 type Potrf<T> = unsafe extern "C" fn(Ch, I, *mut T, I, Info, usize);
 type Getrf<T> = unsafe extern "C" fn(I, I, *mut T, I, *mut c_int, Info);
+type Getrs<T> = unsafe extern "C" fn(Ch, I, I, *const T, I, *const c_int, *mut T, I, Info, usize);
 type Geqrf<T> = unsafe extern "C" fn(I, I, *mut T, I, *mut T, *mut T, I, Info);
 type Orgqr<T> = unsafe extern "C" fn(I, I, I, *mut T, I, *const T, *mut T, I, Info);
 type Syevd<T> = unsafe extern "C" fn(
@@ -91,6 +94,7 @@ type Trsm<T> = unsafe extern "C" fn(
 pub(super) struct Routines<T> {
     potrf: Potrf<T>,
     getrf: Getrf<T>,
+    getrs: Getrs<T>,
     geqrf: Geqrf<T>,
     orgqr: Orgqr<T>,
     syevd: Syevd<T>,
@@ -122,6 +126,7 @@ unsafe fn routines<T>(library: &Library, prefix: char) -> Option<Routines<T>> {
     Some(Routines {
         potrf: symbol(library, &name("potrf"))?,
         getrf: symbol(library, &name("getrf"))?,
+        getrs: symbol(library, &name("getrs"))?,
         geqrf: symbol(library, &name("geqrf"))?,
         orgqr: symbol(library, &name("orgqr"))?,
         syevd: symbol(library, &name("syevd"))?,
@@ -269,8 +274,111 @@ pub(super) fn run<T: LapackFloat>(lapack: &Lapack, op: &LinAlg, inputs: &[&[T]])
                 }
             }
         }
+        LinAlg::Solve {
+            batch,
+            n,
+            cols,
+            transpose,
+            strict,
+        } => {
+            let (a, rhs) = match inputs {
+                [a, b] => (*a, *b),
+                _ => return Err(failed(name, "getrs", 0)),
+            };
+            for b in 0..batch {
+                crate::interrupt::check()?;
+                let dest = &mut out[b * per..(b + 1) * per];
+                let solved = solve(
+                    r,
+                    &a[b * n * n..(b + 1) * n * n],
+                    n,
+                    &rhs[b * n * cols..(b + 1) * n * cols],
+                    cols,
+                    transpose,
+                    dest,
+                )?;
+                if !solved {
+                    if strict {
+                        return Err(singular_in("solve"));
+                    }
+                    dest.fill(T::from_f64(f64::NAN));
+                }
+            }
+        }
     }
     Ok(T::into_buffer(out))
+}
+
+/// `op(a)·x = b` into `x`, by `?getrf` and `?getrs`; `false` when `a` is singular.
+fn solve<T: LapackFloat>(
+    r: &Routines<T>,
+    a: &[T],
+    n: usize,
+    b: &[T],
+    cols: usize,
+    transpose: bool,
+    x: &mut [T],
+) -> Result<bool> {
+    if n == 0 || cols == 0 {
+        return Ok(true);
+    }
+    // `a`'s buffer read column-major is `aᵀ`: its LU solves `aᵀ·x = b` as it is and
+    // `a·x = b` transposed.
+    let mut lu = a.to_vec();
+    let mut pivots = vec![0 as c_int; n];
+    let (ni, ci, mut info) = (int("solve", n)?, int("solve", cols)?, 0);
+    // SAFETY: `lu` holds n·n entries, `pivots` n.
+    unsafe {
+        (r.getrf)(
+            &ni,
+            &ni,
+            lu.as_mut_ptr(),
+            &ni,
+            pivots.as_mut_ptr(),
+            &mut info,
+        )
+    };
+    if info < 0 {
+        return Err(failed("solve", "getrf", info));
+    }
+    if info > 0 {
+        return Ok(false);
+    }
+    let mut columns = if cols == 1 {
+        b.to_vec()
+    } else {
+        column_major(b, n, cols, cols)
+    };
+    let trans = if transpose { b"N" } else { b"T" };
+    // SAFETY: the factors and pivots of getrf above; `columns` holds n·cols entries with
+    // leading dimension n.
+    unsafe {
+        (r.getrs)(
+            trans.as_ptr().cast(),
+            &ni,
+            &ci,
+            lu.as_ptr(),
+            &ni,
+            pivots.as_ptr(),
+            columns.as_mut_ptr(),
+            &ni,
+            &mut info,
+            1,
+        )
+    };
+    if info < 0 {
+        return Err(failed("solve", "getrs", info));
+    }
+    if cols == 1 {
+        x.copy_from_slice(&columns);
+    } else {
+        for i in 0..n {
+            for j in 0..cols {
+                x[i * cols + j] = columns[j * n + i];
+            }
+        }
+    }
+    Ok(true)
 }
 
 /// `a [rows, cols]` row-major, as a column-major buffer of `rows` leading dimension with
@@ -473,7 +581,7 @@ fn qr<T: LapackFloat>(
         }
     }
     let reflected: Vec<bool> = tau.iter().map(|t| t.to_f64() != 0.0).collect();
-    qr_signs(&mut q, &mut r_out, [m, qc], n, &reflected);
+    qr_conventions(&mut q, &mut r_out, [m, qc], n, &reflected);
     out[..m * qc].copy_from_slice(&q);
     out[m * qc..].copy_from_slice(&r_out);
     Ok(())
@@ -536,13 +644,18 @@ fn eigh<T: LapackFloat>(r: &Routines<T>, a: &[T], n: usize, out: &mut [T]) -> Re
         v.fill(T::from_f64(f64::NAN));
         return Ok(());
     }
-    // Eigenvectors come as the columns of a column-major matrix: row-major, its transpose.
-    for i in 0..n {
-        for j in 0..n {
-            v[i * n + j] = c[j * n + i];
+    // Eigenvectors come as the columns of a column-major matrix, each contiguous: one pass
+    // puts them in Nx's order, turned by their sign, as the columns of a row-major one.
+    let order = eigen_order(w);
+    let values = w.to_vec();
+    for (to, &from) in order.iter().enumerate() {
+        w[to] = values[from];
+        let column = &c[from * n..(from + 1) * n];
+        let flip = largest_is_negative(column.iter().copied());
+        for (i, &x) in column.iter().enumerate() {
+            v[i * n + to] = if flip { T::from_f64(-x.to_f64()) } else { x };
         }
     }
-    eigh_order(w, v, n);
     Ok(())
 }
 

@@ -1,6 +1,6 @@
 //! The gradients of the factorisations and the triangular solve, written with the op set
 //! (triangular solves and batched products), as Nx and JAX write them: the triangular solve
-//! by solving with the transpose; Cholesky by Murray's formula (Nx's `cholesky_grad`); QR by
+//! and the solve by solving with the transpose; Cholesky by Murray's formula (Nx's `cholesky_grad`); QR by
 //! Walter and Lehmann's (arXiv 2009.10071, eq. 3 and proposition 2, Nx's `qr_grad`); eigh by
 //! Giles' (Nx's `eigh_grad`, distinct eigenvalues); LU by `P·L⁻ᵀ·(tril₋₁(Lᵀ·L̄) +
 //! triu(Ū·Uᵀ))·U⁻ᵀ` (square matrices). Cholesky and eigh read the lower triangle only, so the
@@ -85,6 +85,29 @@ pub(super) fn linalg(op: &LinAlg, site: &Site<'_>, g: &Tensor) -> Result<Vec<Opt
             let ga = if lower { ga.tril(0)? } else { ga.triu(0)? };
             let gb = if site.wants(1) {
                 Some(gb.reshape(&[batch, rows, cols])?)
+            } else {
+                None
+            };
+            Ok(vec![Some(ga), gb])
+        }
+        LinAlg::Solve {
+            batch,
+            n,
+            cols,
+            transpose,
+            ..
+        } => {
+            let a = site.input(0)?.reshape(&[batch, n, n])?;
+            let (x, gx) = (&result[0], &grads[0]);
+            let gb = a.solve_batch(gx, !transpose)?;
+            let ga = if transpose {
+                mm(x, &t(&gb)?)?
+            } else {
+                mm(&gb, &t(x)?)?
+            }
+            .negate()?;
+            let gb = if site.wants(1) {
+                Some(gb.reshape(&[batch, n, cols])?)
             } else {
                 None
             };

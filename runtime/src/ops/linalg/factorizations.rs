@@ -45,12 +45,7 @@ impl Tensor {
     }
 
     fn qr_in(&self, complete: bool) -> Result<(Tensor, Tensor)> {
-        let (q, r) = two(factor(self, Factorization::Qr { complete })?)?;
-        let tidy = |t: Tensor| -> Result<Tensor> {
-            let small = t.abs()?.less_equal(1e-10)?;
-            small.select(0.0, &t)
-        };
-        Ok((tidy(q)?, tidy(r)?))
+        two(factor(self, Factorization::Qr { complete })?)
     }
 
     /// `(p, l, u)` with `p·l·u = self` for each square matrix (`Nx.LinAlg.lu`): partial

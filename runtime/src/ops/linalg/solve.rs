@@ -1,7 +1,7 @@
-//! Solvers: `triangular_solve` (one [`Op::LinAlg`](crate::ir::Op) of every backend) and, as
-//! Nx composes them, `solve` (LU, the rows permuted, two triangular solves), `invert` (solve
-//! against the identity), `determinant` (closed forms to 3×3, the LU's diagonal beyond),
-//! `pinv` and `least_squares` (SVD) and `matrix_rank`.
+//! Solvers: `triangular_solve` and `solve` (each one [`Op::LinAlg`](crate::ir::Op) of every
+//! backend: LAPACK's `?trsm` and `?getrf`/`?getrs` on host), and composed as Nx composes them
+//! `invert` (solve against the identity), `determinant` (closed forms to 3×3, the LU's
+//! diagonal beyond), `pinv` and `least_squares` (SVD) and `matrix_rank`.
 
 use crate::create::on;
 use crate::dtype::DType;
@@ -130,7 +130,7 @@ impl Tensor {
 
     /// `x` with `a·x = b` for this square `a` (`Nx.LinAlg.solve`): `b` is `[.., n]` or
     /// `[.., n, m]`, with `a`'s batch axes. By LU with partial pivoting, as Nx solves; a
-    /// singular `a` is an error.
+    /// singular `a` is an error ("can't solve for singular matrix").
     pub fn solve(&self, b: &Tensor) -> Result<Tensor> {
         self.solve_as(b, true)
     }
@@ -162,29 +162,36 @@ impl Tensor {
         let a = self.as_type(dtype)?;
         let column = b.rank() == self.rank() - 1;
         let rhs = if column { b.new_axis(-1)? } else { b.clone() }.as_type(dtype)?;
-        if n == 0 {
-            return b.as_type(dtype);
-        }
-        let mut parts = factor(&a, Factorization::Lu)?;
-        parts.truncate(3);
-        let (p, l, u) = (parts.remove(0), parts.remove(0), parts.remove(0));
-        // pᵀ·b is b's rows in the order the pivoting chose: row i is the row p has its 1 in
-        // column i.
-        let rows = p.argmax(-2)?.new_axis(-1)?;
-        let width = rhs.shape().last().copied().unwrap_or(1);
-        let mut order_shape = rows.shape().to_vec();
-        if let Some(last) = order_shape.last_mut() {
-            *last = width;
-        }
-        let permuted = rhs.take_along_axis(&rows.broadcast(&order_shape)?, -2)?;
-        let lower = TriangularSolve::new();
-        let y = l.triangular_solve_as(&permuted, lower, strict)?;
-        let x = u.triangular_solve_as(&y, lower.lower(false), strict)?;
-        if column {
-            x.squeeze(-1)
-        } else {
-            Ok(x)
-        }
+        let op = LinAlg::Solve {
+            batch: numel(&batch),
+            n,
+            cols: rhs.shape().last().copied().unwrap_or(1),
+            transpose: false,
+            strict,
+        };
+        let mut parts = run_parts(op, &[&a, &rhs], &batch, &[])?;
+        let x = parts
+            .pop()
+            .ok_or_else(|| invalid(OP, "internal: no result".into()))?;
+        x.reshape(b.shape())
+    }
+
+    /// `op(a)·x = b` for `a [B, n, n]` and `b [B, n, cols]` as they are (the gradient's
+    /// solves), a singular `a` an error.
+    pub(crate) fn solve_batch(&self, b: &Tensor, transpose: bool) -> Result<Tensor> {
+        let (batch, n) = square("solve", self)?;
+        let cols = b.shape().last().copied().unwrap_or(1);
+        let op = LinAlg::Solve {
+            batch: numel(&batch),
+            n,
+            cols,
+            transpose,
+            strict: true,
+        };
+        let mut parts = run_parts(op, &[self, b], &batch, &[])?;
+        parts
+            .pop()
+            .ok_or_else(|| invalid("solve", "internal: no result".into()))
     }
 
     /// The inverse of each square matrix (`Nx.LinAlg.invert`): `solve` against the identity.

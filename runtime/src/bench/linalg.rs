@@ -1,0 +1,151 @@
+//! The linear-algebra benchmark: `svd`, `qr`, `cholesky`, `solve` and `eigh` of f64 matrices
+//! at 256, 512 and 1024 per device, beside NumPy's `numpy.linalg` (the same LAPACK routines,
+//! from NumPy's own OpenBLAS) timed in the same invocation by [`REFERENCE_SCRIPT`]. The FFT
+//! rows join when the FFT does.
+
+use super::{measure, Progress, Report, Row};
+use crate::client::client_info;
+use crate::create::on;
+use crate::device::Device;
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::tensor::Tensor;
+
+/// The matrix sizes.
+pub const SIZES: [usize; 3] = [256, 512, 1024];
+
+/// The functions, as NumPy names them.
+pub const FUNCTIONS: [&str; 5] = ["svd", "qr", "cholesky", "solve", "eigh"];
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct LinalgBench {
+    /// Devices in order.
+    pub devices: Vec<Device>,
+    /// The sizes (a subset of [`SIZES`] or others).
+    pub sizes: Vec<usize>,
+    /// Warm-up and timed runs.
+    pub runs: super::Runs,
+}
+
+/// NumPy's medians, keyed by row label (`"svd 256"`), with NumPy's version and BLAS core.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Reference {
+    /// `NumPy 2.3.1 (OpenBLAS 0.3.29, SkylakeX)`.
+    pub name: String,
+    /// `(label, median seconds)`.
+    pub medians: Vec<(String, f64)>,
+}
+
+/// NumPy's side: the same functions on the same kinds of matrices (random, made symmetric
+/// positive definite for cholesky and eigh), one JSON line with the medians and which
+/// OpenBLAS kernel NumPy uses.
+pub const REFERENCE_SCRIPT: &str = r#"
+import json, sys, time, ctypes, glob, os
+sizes = [int(s) for s in sys.argv[1].split(",")]
+warmup, timed = int(sys.argv[2]), int(sys.argv[3])
+try:
+    import numpy as np
+except Exception as e:
+    print(json.dumps({"error": f"no numpy: {e}"})); sys.exit(0)
+core = "?"
+try:
+    libs = glob.glob(os.path.join(os.path.dirname(np.__file__), "..", "numpy.libs", "libscipy_openblas*"))
+    lib = ctypes.CDLL(libs[0])
+    f = lib.scipy_openblas_get_corename64_
+    f.restype = ctypes.c_char_p
+    core = f().decode()
+except Exception:
+    pass
+def median(f):
+    for _ in range(warmup):
+        f()
+    times = []
+    for _ in range(timed):
+        t = time.perf_counter(); f(); times.append(time.perf_counter() - t)
+    times.sort()
+    return times[len(times) // 2]
+rng = np.random.default_rng(0)
+out = {}
+for n in sizes:
+    a = rng.uniform(-1, 1, (n, n))
+    spd = a @ a.T + n * np.eye(n)
+    b = rng.uniform(-1, 1, n)
+    out[f"svd {n}"] = median(lambda: np.linalg.svd(a))
+    out[f"qr {n}"] = median(lambda: np.linalg.qr(a))
+    out[f"cholesky {n}"] = median(lambda: np.linalg.cholesky(spd))
+    out[f"solve {n}"] = median(lambda: np.linalg.solve(a, b))
+    out[f"eigh {n}"] = median(lambda: np.linalg.eigh(spd))
+print(json.dumps({"name": f"NumPy {np.__version__} (OpenBLAS core {core})", "medians": out}))
+"#;
+
+fn label(function: &str, n: usize) -> String {
+    format!("{function} {n}")
+}
+
+/// Runs the benchmark beside NumPy's medians (or why there are none).
+pub fn run(
+    bench: &LinalgBench,
+    numpy: &std::result::Result<Reference, String>,
+    progress: &mut dyn Progress,
+) -> Result<Report> {
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    if let Some(library) = crate::backend::host::lapack_library() {
+        notes.push(format!("host's LAPACK: {library}"));
+    } else {
+        notes.push("host's LAPACK: none loaded, host uses the reference algorithms".into());
+    }
+    for &device in &bench.devices {
+        let info = client_info(device.client);
+        for &n in &bench.sizes {
+            if !info.available {
+                for f in FUNCTIONS {
+                    rows.push(Row::Skipped {
+                        label: format!("{} @ {device}", label(f, n)),
+                        reason: info.reason.clone().unwrap_or_else(|| "unavailable".into()),
+                    });
+                }
+                continue;
+            }
+            let place = on(device);
+            let a = place.random_uniform(n as u64, DType::F64, &[n, n], -1.0, 1.0)?;
+            let eye = place.eye(DType::F64, n)?.multiply(n as f64)?;
+            let spd = a.dot(&a.transpose(..)?)?.add(&eye)?;
+            let b = place.random_uniform(n as u64 + 1, DType::F64, &[n], -1.0, 1.0)?;
+            let cases: [(&str, Box<dyn Fn() -> Result<Tensor>>); 5] = [
+                ("svd", Box::new(|| Ok(a.svd()?.1))),
+                ("qr", Box::new(|| Ok(a.qr()?.1))),
+                ("cholesky", Box::new(|| spd.cholesky())),
+                ("solve", Box::new(|| a.solve(&b))),
+                ("eigh", Box::new(|| Ok(spd.eigh()?.0))),
+            ];
+            for (name, f) in cases.iter() {
+                let row = label(name, n);
+                let m = measure(&row, bench.runs, progress, f)?;
+                if let Ok(reference) = numpy {
+                    if let Some((_, theirs)) = reference.medians.iter().find(|(l, _)| *l == row) {
+                        let ours = m.median().as_secs_f64();
+                        notes.push(format!(
+                            "{device}: {row} at {:.2}x {} ({:.2} ms against {:.2} ms)",
+                            theirs / ours.max(1e-12),
+                            reference.name,
+                            ours * 1e3,
+                            theirs * 1e3
+                        ));
+                    }
+                }
+                rows.push(Row::Measured(m));
+            }
+        }
+    }
+    if let Err(why) = numpy {
+        notes.push(format!("NumPy: {why}"));
+    }
+    progress.finish();
+    Ok(Report {
+        title: "linalg: f64 factorisations and solves, beside NumPy in the same run".into(),
+        rows,
+        notes,
+    })
+}
