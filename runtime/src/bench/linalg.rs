@@ -79,6 +79,9 @@ for n in sizes:
 print(json.dumps({"name": f"NumPy {np.__version__} (OpenBLAS core {core})", "medians": out}))
 "#;
 
+/// One timed function of the matrices.
+type Case<'a> = Box<dyn Fn() -> Result<Tensor> + 'a>;
+
 fn label(function: &str, n: usize) -> String {
     format!("{function} {n}")
 }
@@ -113,7 +116,7 @@ pub fn run(
             let eye = place.eye(DType::F64, n)?.multiply(n as f64)?;
             let spd = a.dot(&a.transpose(..)?)?.add(&eye)?;
             let b = place.random_uniform(n as u64 + 1, DType::F64, &[n], -1.0, 1.0)?;
-            let cases: [(&str, Box<dyn Fn() -> Result<Tensor>>); 5] = [
+            let cases: [(&str, Case<'_>); 5] = [
                 ("svd", Box::new(|| Ok(a.svd()?.1))),
                 ("qr", Box::new(|| Ok(a.qr()?.1))),
                 ("cholesky", Box::new(|| spd.cholesky())),
