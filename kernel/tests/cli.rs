@@ -436,3 +436,51 @@ fn bench_conv_sets_jax_beside_host_convolutions_and_the_cnn_step() {
         assert!(notes.contains("/nonexistent/python"), "{v}");
     }
 }
+
+#[test]
+fn bench_linalg_sets_numpy_beside_host_factorisations() {
+    let venv = concat!(env!("CARGO_MANIFEST_DIR"), "/../.venv/bin/python");
+    let with_numpy = std::path::Path::new(venv).is_file();
+    let python = if with_numpy {
+        venv
+    } else {
+        "/nonexistent/python"
+    };
+    let v = json_of(&[
+        "bench",
+        "linalg",
+        "--sizes",
+        "32",
+        "--runs",
+        "1",
+        "--devices",
+        "host,cuda",
+        "--python",
+        python,
+        "--json",
+    ]);
+    let measured: Vec<&str> = v["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r["median_ms"].is_number())
+        .filter_map(|r| r["label"].as_str())
+        .collect();
+    for f in ["svd", "qr", "cholesky", "solve", "eigh"] {
+        let label = format!("{f} 32 @ host:0");
+        assert!(measured.contains(&label.as_str()), "{label}: {v}");
+    }
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("host's LAPACK"), "{v}");
+    if with_numpy {
+        assert!(
+            notes.contains("svd 32 at") && notes.contains("NumPy"),
+            "{v}"
+        );
+    } else {
+        assert!(notes.contains("/nonexistent/python"), "{v}");
+    }
+    let out = tensorbook(&["bench", "linalg", "--sizes", "3x", "--python", "none"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--sizes"));
+}

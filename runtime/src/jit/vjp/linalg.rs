@@ -12,7 +12,7 @@ use crate::ir::{Factorization, LinAlg};
 use crate::ops::linalg::TriangularSolve;
 use crate::tensor::Tensor;
 
-use super::Site;
+use super::site::Site;
 
 /// `a·b` for `[B, .., ..]` batches.
 fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {

@@ -5,14 +5,14 @@ use crate::error::Result;
 use crate::ir::Factorization;
 use crate::tensor::Tensor;
 
-use super::factor;
+use super::matrices::factor;
 
 fn two(mut parts: Vec<Tensor>) -> Result<(Tensor, Tensor)> {
     let second = parts.pop();
     let first = parts.pop();
     match (first, second) {
         (Some(a), Some(b)) => Ok((a, b)),
-        _ => Err(super::invalid(
+        _ => Err(super::matrices::invalid(
             "linalg",
             "internal: a part is missing".into(),
         )),
@@ -27,7 +27,7 @@ impl Tensor {
         let mut parts = factor(self, Factorization::Cholesky)?;
         parts
             .pop()
-            .ok_or_else(|| super::invalid("cholesky", "internal: no result".into()))
+            .ok_or_else(|| super::matrices::invalid("cholesky", "internal: no result".into()))
     }
 
     /// `(q, r)` with `q·r = self`, `q` with orthonormal columns `[.., m, k]` and `r` upper
@@ -81,7 +81,10 @@ impl Tensor {
     fn svd_in(&self, full: bool) -> Result<(Tensor, Tensor, Tensor)> {
         let mut parts = factor(self, Factorization::Svd { full })?;
         if parts.len() != 3 {
-            return Err(super::invalid("svd", "internal: a part is missing".into()));
+            return Err(super::matrices::invalid(
+                "svd",
+                "internal: a part is missing".into(),
+            ));
         }
         let vt = parts.remove(2);
         let s = parts.remove(1);

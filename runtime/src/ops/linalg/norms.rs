@@ -7,7 +7,7 @@ use crate::ops::axes::IntoAxes;
 use crate::session::resolve_device;
 use crate::tensor::Tensor;
 
-use super::{invalid, square};
+use super::matrices::{invalid, square};
 
 /// Which norm [`Tensor::norm_of`] computes (Nx's `:ord`).
 #[derive(Clone, Copy, Debug, PartialEq)]

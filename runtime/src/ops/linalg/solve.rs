@@ -11,7 +11,7 @@ use crate::session::resolve_device;
 use crate::shape::numel;
 use crate::tensor::Tensor;
 
-use super::{factor, floating, invalid, matrices, run_parts, square};
+use super::matrices::{factor, floating, invalid, matrices, run_parts, square};
 
 /// The options of [`Tensor::triangular_solve`] (Nx's `lower`, `left_side`, `transform_a`):
 /// `TriangularSolve::new()` is Nx's default (lower, left side, `a` as it is).
