@@ -323,3 +323,47 @@ def test_06_convolutions(nb06):
         assert "cuda:0: one epoch" in out and "No GPU here" not in out
     else:
         assert "No GPU here" in out and "cuda:0: one epoch" not in out
+
+
+@pytest.fixture(scope="module")
+def nb07():
+    return execute("07-linear-algebra.ipynb")
+
+
+def test_07_linear_algebra(nb07):
+    check_clean(nb07)
+    code = [c for c in nb07.cells if c.cell_type == "code"]
+    out = "\n".join(texts(nb07))
+    lines = out.splitlines()
+
+    def number(prefix, field=-1):
+        line = next(l for l in lines if l.startswith(prefix))
+        return float(line.replace(",", " ").split()[field].rstrip("%")), line
+
+    assert "digits: f64[2000][784] on host:0" in out
+    assert "u f64[2000][784] on host:0, s f64[784] on host:0, vt f64[784][784] on host:0" in out
+    explained, line = number("the first 16 components explain", 5)
+    assert 50.0 < explained < 100.0, line
+    # The principal directions and the rebuilt digits reach the notebook as PNGs.
+    pictured = [c.source.splitlines()[0] for c in code if pictures(c)]
+    assert len(pictured) == 2, pictured
+    gap, line = number("largest difference between eigh's and svd's")
+    assert gap < 1e-8, line
+    errors = [float(l.split()[-1]) for l in lines if "mean squared reconstruction error" in l]
+    assert len(errors) == 3 and errors[0] > errors[1] > errors[2], errors
+    line = next(l for l in lines if l.startswith("least squares: slope"))
+    slope, intercept = (float(p.split()[-1]) for p in line.split(":")[1].split(","))
+    assert abs(slope - 2.5) < 0.2 and abs(intercept + 1.0) < 1.0, line
+    agree, line = number("normal equations agree to")
+    assert agree < 1e-9, line
+    charts = [o["data"]["image/svg+xml"] for c in code for o in c.get("outputs", [])
+              if "image/svg+xml" in o.get("data", {})]
+    assert any("Residuals of the least-squares line" in c for c in charts), "no residual chart"
+    residual, line = number("largest |A·x - b|:")
+    assert residual < 1e-10, line
+    det, line = number("det(A)·det(A⁻¹) =")
+    assert abs(det - 1.0) < 1e-8, line
+    qr_error, line = number("largest |Q·R - A|:")
+    assert qr_error < 1e-12, line
+    gap, line = number("grad of log|det A| against A⁻ᵀ")
+    assert gap < 1e-10, line
