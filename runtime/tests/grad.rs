@@ -141,7 +141,7 @@ fn step(s: &Step, vals: &[Tensor]) -> Result<Tensor> {
             let y = v(b).tanh()?;
             let eye = on(x.device()).eye(DType::F64, 3)?;
             let square = |shift: f64| x.slice(&[0, 1], &[3, 3], None)?.add(&eye.multiply(shift)?);
-            match k % 7 {
+            match k % 8 {
                 0 => {
                     let (q, r) = x.qr()?;
                     r.add(&q.dot(&y)?)
@@ -164,9 +164,18 @@ fn step(s: &Step, vals: &[Tensor]) -> Result<Tensor> {
                     let a = square(2.0)?;
                     a.invert()?.dot(v(b))?.multiply(&a.determinant()?)
                 }
-                _ => {
+                6 => {
                     let (_, l, u) = square(3.0)?.lu()?;
                     l.add(&u)?.dot(&y)
+                }
+                _ => {
+                    // Singular values kept apart (about 0, 1.5 and 3) by a fixed spread.
+                    let spread = on(x.device()).from_slice(
+                        &[3.0, 0.0, 0.0, 0.0, 0.0, 1.5, 0.0, 0.0, 0.0, 0.0, 0.2, 0.0],
+                        &[3, 4],
+                    )?;
+                    let (u, s, vt) = x.multiply(0.2)?.add(&spread)?.svd_reduced()?;
+                    u.multiply(&s)?.dot(&vt.square()?)
                 }
             }
         }
@@ -202,7 +211,7 @@ fn step_strategy() -> impl Strategy<Value = Step> {
         (i(), i()).prop_map(|(a, b)| Step::ProductReduce(a, b)),
         (0usize..5, i(), i()).prop_map(|(k, a, b)| Step::Convolved(k, a, b)),
         (i(), i(), i()).prop_map(|(k, a, b)| Step::Branch(k, a, b)),
-        (0usize..7, i(), i()).prop_map(|(k, a, b)| Step::LinearAlgebra(k, a, b)),
+        (0usize..8, i(), i()).prop_map(|(k, a, b)| Step::LinearAlgebra(k, a, b)),
     ]
 }
 

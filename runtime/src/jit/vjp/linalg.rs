@@ -5,9 +5,11 @@
 //! Giles' (Nx's `eigh_grad`, distinct eigenvalues); LU by `P·L⁻ᵀ·(tril₋₁(Lᵀ·L̄) +
 //! triu(Ū·Uᵀ))·U⁻ᵀ` (square matrices). Cholesky and eigh read the lower triangle only, so the
 //! gradient of the symmetric matrix lands on it: entries below the diagonal twice the
-//! symmetric part, none above. The SVD has no rule yet: its error says so.
+//! symmetric part, none above. The SVD by Townsend's ("Differentiating the singular value
+//! decomposition", 2016; distinct singular values): the columns of a full SVD's `u` and rows
+//! of its `vt` past the k-th span a null space in no particular basis and carry no gradient.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ir::{Factorization, LinAlg};
 use crate::ops::linalg::TriangularSolve;
 use crate::tensor::Tensor;
@@ -44,13 +46,6 @@ fn parts(op: &LinAlg, x: &Tensor) -> Result<Vec<Tensor>> {
 fn onto_lower(s: &Tensor) -> Result<Tensor> {
     let sym = s.add(&t(s)?)?.multiply(0.5)?;
     sym.tril(-1)?.multiply(2.0)?.add(&sym.triu(0)?.tril(0)?)
-}
-
-fn no_rule(op: &LinAlg) -> Error {
-    Error::InvalidArgument {
-        op: op.name(),
-        message: "has no gradient yet (svd's is the next step of the linear-algebra work)".into(),
-    }
 }
 
 pub(super) fn linalg(op: &LinAlg, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
@@ -119,7 +114,10 @@ pub(super) fn linalg(op: &LinAlg, site: &Site<'_>, g: &Tensor) -> Result<Vec<Opt
                 Factorization::Eigh => eigh(&result[0], &result[1], &grads[0], &grads[1])?,
                 Factorization::Qr { .. } => qr(&result[0], &result[1], &grads[0], &grads[1])?,
                 Factorization::Lu => lu(&result[0], &result[1], &result[2], &grads[1], &grads[2])?,
-                Factorization::Svd { .. } => return Err(no_rule(op)),
+                Factorization::Svd { .. } => svd(
+                    [&result[0], &result[1], &result[2]],
+                    [&grads[0], &grads[1], &grads[2]],
+                )?,
             };
             Ok(vec![Some(grad)])
         }
@@ -187,4 +185,35 @@ fn lu(p: &Tensor, l: &Tensor, u: &Tensor, gl: &Tensor, gu: &Tensor) -> Result<Te
     let x = l.triangular_solve(&inner, lower.transpose(true))?;
     let x = u.triangular_solve(&x, lower.lower(false).left_side(false).transpose(true))?;
     mm(p, &x)
+}
+
+fn svd(result: [&Tensor; 3], grads: [&Tensor; 3]) -> Result<Tensor> {
+    let [u, s, vt] = result;
+    let [gu, gs, gvt] = grads;
+    let k = s.shape()[2];
+    let (u, gu) = (u.slice_along_axis(0, k, 2)?, gu.slice_along_axis(0, k, 2)?);
+    let (vt, gvt) = (
+        vt.slice_along_axis(0, k, 1)?,
+        gvt.slice_along_axis(0, k, 1)?,
+    );
+    let (v, gv) = (t(&vt)?, t(&gvt)?);
+    let eye = crate::create::on(s.device()).eye(s.dtype(), k)?;
+    // s is [B, 1, k] (a row); its transpose a column.
+    let (s_row, s_col) = (s.clone(), t(s)?);
+    let s2 = s.square()?;
+    // f[i][j] = 1 / (s_j² - s_i²) off the diagonal, 0 on it.
+    let f = (1.0 / &eye.add(&s2)?.subtract(&t(&s2)?)?)?.subtract(&eye)?;
+    let utgu = mm(&t(&u)?, &gu)?;
+    let vtgv = mm(&t(&v)?, &gv)?;
+    let j = f.multiply(&utgu.subtract(&t(&utgu)?)?)?;
+    let kk = f.multiply(&vtgv.subtract(&t(&vtgv)?)?)?;
+    let middle = j
+        .multiply(&s_row)?
+        .add(&s_col.multiply(&kk)?)?
+        .add(&eye.multiply(&t(gs)?)?)?;
+    let inside = mm(&mm(&u, &middle)?, &vt)?;
+    // What leaves the span of u (tall) and of v (wide).
+    let off_u = gu.subtract(&mm(&u, &utgu)?)?.divide(&s_row)?;
+    let off_v = gvt.subtract(&mm(&mm(&gvt, &v)?, &vt)?)?.divide(&s_col)?;
+    inside.add(&mm(&off_u, &vt)?)?.add(&mm(&u, &off_v)?)
 }
