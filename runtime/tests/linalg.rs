@@ -1165,6 +1165,29 @@ fn linalg_compiles_and_maps_over_a_batch() {
             .add(&a.determinant().unwrap().new_axis(-1).unwrap())
             .unwrap();
         same(&format!("vmap on {d}"), &mapped, &direct, 1e-12);
+        // A shared right-hand side, broadcast to every example's solves.
+        let solves = tensorbook::vmap_axes(
+            |t: &Tensor, rhs: &Tensor| {
+                let x = t.solve(rhs)?;
+                t.triangular_solve(&x, TriangularSolve::new().lower(false))
+            },
+            &[Some(0), None],
+        );
+        let mapped = solves
+            .call((
+                &a,
+                &b.slice_along_axis(0, 1, 0).unwrap().squeeze(0).unwrap(),
+            ))
+            .unwrap();
+        let rhs = b
+            .slice_along_axis(0, 1, 0)
+            .unwrap()
+            .broadcast(&[4, 5])
+            .unwrap();
+        let direct = a
+            .triangular_solve(&a.solve(&rhs).unwrap(), TriangularSolve::new().lower(false))
+            .unwrap();
+        same(&format!("vmap of solves on {d}"), &mapped, &direct, 1e-10);
     }
 }
 
