@@ -1319,3 +1319,57 @@ fn gradients_match_central_differences() {
         }
     }
 }
+
+#[test]
+fn non_finite_entries_end_in_nan_or_an_error_never_a_hang() {
+    for d in devices() {
+        for bad in [f64::NAN, f64::INFINITY] {
+            let mut v: Vec<f64> = (0..16)
+                .map(|k| (k as f64 * 0.37).sin() + if k % 5 == 0 { 4.0 } else { 0.0 })
+                .collect();
+            v[5] = bad;
+            let a = on(d).from_vec(v, &[4, 4]).unwrap();
+            let b = on(d).from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[4]).unwrap();
+            let results: Vec<(&str, tensorbook::Result<Tensor>)> = vec![
+                ("cholesky", a.cholesky()),
+                ("qr", a.qr().map(|p| p.1)),
+                ("lu", a.lu().map(|p| p.2)),
+                ("eigh", a.eigh().map(|p| p.0)),
+                ("svd", a.svd().map(|p| p.1)),
+                ("solve", a.solve(&b)),
+                ("invert", a.invert()),
+                ("determinant", a.determinant()),
+                (
+                    "triangular_solve",
+                    a.triangular_solve(&b, TriangularSolve::new()),
+                ),
+            ];
+            for (what, r) in results {
+                match r.and_then(|t| t.to_f64_vec()) {
+                    // NaN reaches the result; an infinity may cancel out of it (a solve's
+                    // limit is finite), and either way the call returns.
+                    Ok(values) => assert!(
+                        !bad.is_nan() || values.iter().any(|x| !x.is_finite()),
+                        "{what} of a matrix holding {bad} on {d}: all finite {values:?}"
+                    ),
+                    Err(e) => assert!(
+                        e.to_string().contains(what) || e.to_string().contains("singular"),
+                        "{what}: {e}"
+                    ),
+                }
+            }
+        }
+        // Larger matrices take LAPACK's blocked paths (divide and conquer in ?gesdd, ?syevd).
+        let mut big = matrix(77, &[150, 150]).to_f64_vec().unwrap();
+        big[150 * 40 + 7] = f64::NAN;
+        let big = on(d).from_vec(big, &[150, 150]).unwrap();
+        for (what, r) in [
+            ("svd", big.svd().map(|p| p.1)),
+            ("eigh", big.eigh().map(|p| p.0)),
+        ] {
+            if let Ok(values) = r.and_then(|t| t.to_f64_vec()) {
+                assert!(values.iter().any(|x| x.is_nan()), "{what} on {d}: NaN lost");
+            }
+        }
+    }
+}

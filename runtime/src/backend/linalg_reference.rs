@@ -208,6 +208,18 @@ fn solve(a: &[f64], n: usize, b: &[f64], cols: usize, transpose: bool) -> Option
 
 /// One matrix `a [m, n]` factorised into `out` (the parts of [`LinAlg::parts`], in order).
 fn factor(kind: Factorization, m: usize, n: usize, a: &[f64], out: &mut [f64]) {
+    // The Jacobi iterations stop on a non-finite off-diagonal sum and would return the
+    // untouched diagonal: a matrix holding NaN or an infinity has no eigen- or singular values.
+    let unreadable = match kind {
+        // eigh reads the lower triangle only.
+        Factorization::Eigh => (0..n).any(|i| (0..=i).any(|j| !a[i * n + j].is_finite())),
+        Factorization::Svd { .. } => a.iter().any(|x| !x.is_finite()),
+        _ => false,
+    };
+    if unreadable {
+        out.fill(f64::NAN);
+        return;
+    }
     match kind {
         Factorization::Cholesky => cholesky(a, n, out),
         Factorization::Lu => lu(a, n, out),
