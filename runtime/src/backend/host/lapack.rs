@@ -19,6 +19,7 @@ use crate::backend::linalg_reference::{singular, singular_in};
 use crate::buffer::Buffer;
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::host_vec::HostVec;
 use crate::ir::linalg::{
     eigen_order, largest_is_negative, qr_conventions, svd_signs, Factorization, LinAlg,
 };
@@ -324,8 +325,8 @@ fn solve<T: LapackFloat>(
     }
     // `a`'s buffer read column-major is `aᵀ`: its LU solves `aᵀ·x = b` as it is and
     // `a·x = b` transposed.
-    let mut lu = a.to_vec();
-    let mut pivots = vec![0 as c_int; n];
+    let mut lu = copied(a)?;
+    let mut pivots = scratch::<c_int>(n)?;
     let (ni, ci, mut info) = (int("solve", n)?, int("solve", cols)?, 0);
     // SAFETY: `lu` holds n·n entries, `pivots` n.
     unsafe {
@@ -345,9 +346,9 @@ fn solve<T: LapackFloat>(
         return Ok(false);
     }
     let mut columns = if cols == 1 {
-        b.to_vec()
+        copied(b)?
     } else {
-        column_major(b, n, cols, cols)
+        column_major(b, n, cols, cols)?
     };
     let trans = if transpose { b"N" } else { b"T" };
     // SAFETY: the factors and pivots of getrf above; `columns` holds n·cols entries with
@@ -383,14 +384,32 @@ fn solve<T: LapackFloat>(
 
 /// `a [rows, cols]` row-major, as a column-major buffer of `rows` leading dimension with
 /// `columns` columns (at least `cols`; the rest zero).
-fn column_major<T: Element>(a: &[T], rows: usize, cols: usize, columns: usize) -> Vec<T> {
-    let mut c = vec![T::ZERO; rows * columns.max(cols)];
+fn column_major<T: Element>(
+    a: &[T],
+    rows: usize,
+    cols: usize,
+    columns: usize,
+) -> Result<HostVec<T>> {
+    let mut c = scratch::<T>(rows * columns.max(cols))?;
     for i in 0..rows {
         for j in 0..cols {
             c[j * rows + i] = a[i * cols + j];
         }
     }
-    c
+    Ok(c)
+}
+
+/// A zeroed scratch buffer, allocated as every host buffer is (refused, not aborted, past the
+/// memory there is).
+fn scratch<T: Element>(len: usize) -> Result<HostVec<T>> {
+    try_alloc(len, T::ZERO, &[len])
+}
+
+/// A copy of `a` in a scratch buffer.
+fn copied<T: Element>(a: &[T]) -> Result<HostVec<T>> {
+    let mut c = scratch(a.len())?;
+    c.copy_from_slice(a);
+    Ok(c)
 }
 
 fn cholesky<T: LapackFloat>(r: &Routines<T>, a: &[T], n: usize, l: &mut [T]) -> Result<()> {
@@ -418,8 +437,8 @@ fn cholesky<T: LapackFloat>(r: &Routines<T>, a: &[T], n: usize, l: &mut [T]) -> 
 
 fn lu<T: LapackFloat>(r: &Routines<T>, a: &[T], n: usize, out: &mut [T]) -> Result<()> {
     let nn = n * n;
-    let mut c = column_major(a, n, n, n);
-    let mut pivots = vec![0 as c_int; n];
+    let mut c = column_major(a, n, n, n)?;
+    let mut pivots = scratch::<c_int>(n)?;
     if n > 0 {
         let (ni, mut info) = (int("lu", n)?, 0);
         // SAFETY: `c` holds n·n entries, `pivots` n.
@@ -485,8 +504,8 @@ fn qr<T: LapackFloat>(
 ) -> Result<()> {
     let k = m.min(n);
     let (qc, rr) = if complete { (m, m) } else { (k, k) };
-    let mut c = column_major(a, m, n, qc);
-    let mut tau = vec![T::ZERO; k];
+    let mut c = column_major(a, m, n, qc)?;
+    let mut tau = scratch::<T>(k)?;
     let (mi, ni, ki, qi, ld) = (
         int("qr", m)?,
         int("qr", n)?,
@@ -511,7 +530,7 @@ fn qr<T: LapackFloat>(
                 )
             }
         });
-        let mut work = vec![T::ZERO; lwork];
+        let mut work = scratch::<T>(lwork)?;
         let lw = int("qr", lwork)?;
         // SAFETY: `c` holds m·n entries (leading dimension m), `tau` k, `work` lwork.
         unsafe {
@@ -530,13 +549,13 @@ fn qr<T: LapackFloat>(
             return Err(failed("qr", "geqrf", info));
         }
     }
-    let mut r_out = vec![T::ZERO; rr * n];
+    let mut r_out = scratch::<T>(rr * n)?;
     for i in 0..rr.min(m) {
         for j in i..n {
             r_out[i * n + j] = c[j * m + i];
         }
     }
-    let mut q = vec![T::ZERO; m * qc];
+    let mut q = scratch::<T>(m * qc)?;
     if qc > 0 && m > 0 {
         let mut info = 0;
         let lwork = workspace::<T>(|w, l| {
@@ -555,7 +574,7 @@ fn qr<T: LapackFloat>(
                 )
             }
         });
-        let mut work = vec![T::ZERO; lwork];
+        let mut work = scratch::<T>(lwork)?;
         let lw = int("qr", lwork)?;
         // SAFETY: `c` holds m·qc entries (leading dimension m), qc ≥ k reflectors in `tau`.
         unsafe {
@@ -592,7 +611,7 @@ fn eigh<T: LapackFloat>(r: &Routines<T>, a: &[T], n: usize, out: &mut [T]) -> Re
     if n == 0 {
         return Ok(());
     }
-    let mut c = a.to_vec();
+    let mut c = copied(a)?;
     let (ni, mut info) = (int("eigh", n)?, 0);
     let (mut size, mut isize) = (T::ZERO, 0 as c_int);
     // SAFETY: a workspace query writes only the sizes.
@@ -615,8 +634,8 @@ fn eigh<T: LapackFloat>(r: &Routines<T>, a: &[T], n: usize, out: &mut [T]) -> Re
     };
     let lwork = size.to_f64().max(1.0) as usize;
     let liwork = usize::try_from(isize).unwrap_or(1).max(1);
-    let mut work = vec![T::ZERO; lwork];
-    let mut iwork = vec![0 as c_int; liwork];
+    let mut work = scratch::<T>(lwork)?;
+    let mut iwork = scratch::<c_int>(liwork)?;
     let (lw, liw) = (int("eigh", lwork)?, int("eigh", liwork)?);
     // SAFETY: `c` holds n·n entries, `w` n, the workspaces their queried sizes.
     unsafe {
@@ -683,10 +702,10 @@ fn svd<T: LapackFloat>(
         }
         return Ok(());
     }
-    let mut c = column_major(a, m, n, n);
-    let mut ucm = vec![T::ZERO; m * uc];
-    let mut vtcm = vec![T::ZERO; vr * n];
-    let mut iwork = vec![0 as c_int; 8 * k];
+    let mut c = column_major(a, m, n, n)?;
+    let mut ucm = scratch::<T>(m * uc)?;
+    let mut vtcm = scratch::<T>(vr * n)?;
+    let mut iwork = scratch::<c_int>(8 * k)?;
     let job = if full { b"A" } else { b"S" };
     let (mi, ni, ldvt, mut info) = (int("svd", m)?, int("svd", n)?, int("svd", vr)?, 0);
     let lwork = workspace::<T>(|w, l| {
@@ -711,7 +730,7 @@ fn svd<T: LapackFloat>(
             )
         }
     });
-    let mut work = vec![T::ZERO; lwork];
+    let mut work = scratch::<T>(lwork)?;
     let lw = int("svd", lwork)?;
     // SAFETY: `c` holds m·n entries (leading dimension m), `s` k, `ucm` m·uc (leading m),
     // `vtcm` vr·n (leading vr), `work` lwork, `iwork` 8k, as gesdd asks.
