@@ -303,19 +303,17 @@ pub fn run(what: BenchWhat) -> Result<(), String> {
     }
 }
 
-/// JAX's median step for `bench train` in seconds, from [`train::JAX_SCRIPT`] run with the
-/// chosen Python (as numpy's), or why there is none.
-fn time_jax(python: Option<String>, config: &train::TrainBench) -> Result<f64, String> {
-    let python = python_for_numpy(python);
-    if python == "none" {
-        return Err("left out (--python none)".into());
-    }
-    let output = Command::new(&python)
+/// The JSON a reference script prints as its last line, run as `python -c script args..`;
+/// why there is none, in words, when it cannot run, prints no JSON, or reports an `error`.
+fn reference_json(
+    python: &str,
+    script: &str,
+    args: &[String],
+) -> Result<serde_json::Value, String> {
+    let output = Command::new(python)
         .arg("-c")
-        .arg(train::JAX_SCRIPT)
-        .arg(config.batch.to_string())
-        .arg(config.runs.warmup.to_string())
-        .arg(config.runs.timed.max(1).to_string())
+        .arg(script)
+        .args(args)
         .output()
         .map_err(|e| format!("cannot run {python}: {e}"))?;
     let text = String::from_utf8_lossy(&output.stdout);
@@ -330,9 +328,25 @@ fn time_jax(python: Option<String>, config: &train::TrainBench) -> Result<f64, S
     if let Some(why) = value["error"].as_str() {
         return Err(format!("skipped: {why} ({python})"));
     }
+    Ok(value)
+}
+
+/// JAX's median step for `bench train` in seconds, from [`train::JAX_SCRIPT`] run with the
+/// chosen Python (as numpy's), or why there is none.
+fn time_jax(python: Option<String>, config: &train::TrainBench) -> Result<f64, String> {
+    let python = python_for_numpy(python);
+    if python == "none" {
+        return Err("left out (--python none)".into());
+    }
+    let args = [
+        config.batch.to_string(),
+        config.runs.warmup.to_string(),
+        config.runs.timed.max(1).to_string(),
+    ];
+    let value = reference_json(&python, train::JAX_SCRIPT, &args)?;
     let median = value["median_s"]
         .as_f64()
-        .ok_or_else(|| format!("{python} printed no median: {line}"))?;
+        .ok_or_else(|| format!("{python} printed no median: {value}"))?;
     eprintln!(
         "JAX {} on {} ({python})",
         value["jax"].as_str().unwrap_or("?"),
@@ -351,33 +365,16 @@ fn time_conv_references(
     if python == "none" {
         return vec![Err("JAX and PyTorch: left out (--python none)".into())];
     }
-    let output = match Command::new(&python)
-        .arg("-c")
-        .arg(conv::REFERENCE_SCRIPT)
-        .arg(config.batch.to_string())
-        .arg(config.runs.warmup.to_string())
-        .arg(config.runs.timed.max(1).to_string())
-        .arg(conv::shapes_json())
-        .output()
-    {
-        Ok(output) => output,
-        Err(e) => return vec![Err(format!("cannot run {python}: {e}"))],
+    let args = [
+        config.batch.to_string(),
+        config.runs.warmup.to_string(),
+        config.runs.timed.max(1).to_string(),
+        conv::shapes_json(),
+    ];
+    let value = match reference_json(&python, conv::REFERENCE_SCRIPT, &args) {
+        Ok(value) => value,
+        Err(why) => return vec![Err(why)],
     };
-    let text = String::from_utf8_lossy(&output.stdout);
-    let line = text.lines().last().unwrap_or("");
-    let value: serde_json::Value = match serde_json::from_str(line) {
-        Ok(v) => v,
-        Err(_) => {
-            let err = String::from_utf8_lossy(&output.stderr);
-            return vec![Err(format!(
-                "{python} printed no timing: {}",
-                err.lines().last().unwrap_or("no output")
-            ))];
-        }
-    };
-    if let Some(why) = value["error"].as_str() {
-        return vec![Err(format!("skipped: {why} ({python})"))];
-    }
     ["jax", "torch"]
         .iter()
         .map(|key| {
@@ -414,26 +411,12 @@ fn time_linalg_reference(
         return Err("left out (--python none)".into());
     }
     let sizes: Vec<String> = config.sizes.iter().map(|n| n.to_string()).collect();
-    let output = Command::new(&python)
-        .arg("-c")
-        .arg(linalg::REFERENCE_SCRIPT)
-        .arg(sizes.join(","))
-        .arg(config.runs.warmup.to_string())
-        .arg(config.runs.timed.max(1).to_string())
-        .output()
-        .map_err(|e| format!("cannot run {python}: {e}"))?;
-    let text = String::from_utf8_lossy(&output.stdout);
-    let line = text.lines().last().unwrap_or("");
-    let value: serde_json::Value = serde_json::from_str(line).map_err(|_| {
-        let err = String::from_utf8_lossy(&output.stderr);
-        format!(
-            "{python} printed no timing: {}",
-            err.lines().last().unwrap_or("no output")
-        )
-    })?;
-    if let Some(why) = value["error"].as_str() {
-        return Err(format!("skipped: {why} ({python})"));
-    }
+    let args = [
+        sizes.join(","),
+        config.runs.warmup.to_string(),
+        config.runs.timed.max(1).to_string(),
+    ];
+    let value = reference_json(&python, linalg::REFERENCE_SCRIPT, &args)?;
     let medians = value["medians"]
         .as_object()
         .map(|m| {

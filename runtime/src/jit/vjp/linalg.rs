@@ -32,11 +32,9 @@ fn parts(op: &LinAlg, x: &Tensor) -> Result<Vec<Tensor>> {
     let mut at = 0;
     let mut out = Vec::new();
     for [rows, cols] in op.parts() {
-        out.push(
-            x.slice_along_axis(at, rows * cols, 1)?
-                .reshape(&[b, rows, cols])?,
-        );
-        at += rows * cols;
+        let len = rows.saturating_mul(cols);
+        out.push(x.slice_along_axis(at, len, 1)?.reshape(&[b, rows, cols])?);
+        at = at.saturating_add(len);
     }
     Ok(out)
 }

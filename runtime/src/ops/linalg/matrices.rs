@@ -85,11 +85,13 @@ pub(super) fn run_parts(
     let mut at = 0;
     let mut tensors = Vec::with_capacity(parts.len());
     for (i, [rows, cols]) in parts.iter().copied().enumerate() {
-        let len = rows * cols;
+        // Saturating: inside a trace nothing was allocated yet, and the op's own allocation
+        // refuses sizes past any memory.
+        let len = rows.saturating_mul(cols);
         let vector = vectors.contains(&i);
         let part = out.slice_along_axis(at, len, 1)?;
         tensors.push(part.reshape(&part_shape(batch, [rows, cols], vector))?);
-        at += len;
+        at = at.saturating_add(len);
     }
     Ok(tensors)
 }
