@@ -102,7 +102,6 @@ pub(crate) fn run<T: Element>(op: &LinAlg, inputs: &[&[T]]) -> Result<Buffer> {
             left_side,
             lower,
             transpose,
-            strict,
         } => {
             let (a, rhs) = match inputs {
                 [a, b] => (*a, *b),
@@ -113,7 +112,7 @@ pub(crate) fn run<T: Element>(op: &LinAlg, inputs: &[&[T]]) -> Result<Buffer> {
                 let wide = |x: &[T]| x.iter().map(|v| v.to_f64()).collect::<Vec<f64>>();
                 let matrix = wide(&a[b * n * n..(b + 1) * n * n]);
                 let given = wide(&rhs[b * rows * cols..(b + 1) * rows * cols]);
-                let x = match triangular_solve(
+                let x = triangular_solve(
                     &matrix,
                     n,
                     &given,
@@ -121,10 +120,7 @@ pub(crate) fn run<T: Element>(op: &LinAlg, inputs: &[&[T]]) -> Result<Buffer> {
                     left_side,
                     lower,
                     transpose,
-                ) {
-                    Err(_) if !strict => vec![f64::NAN; rows * cols],
-                    solved => solved?,
-                };
+                )?;
                 for (o, r) in out[b * per..(b + 1) * per].iter_mut().zip(&x) {
                     *o = T::from_f64(*r);
                 }

@@ -53,9 +53,9 @@ pub enum LinAlg {
         n: usize,
     },
     /// `op(a)·x = b` (left side) or `x·op(a) = b`, with `a` triangular and `op` a transpose
-    /// or not. A zero on `a`'s diagonal is an error when `strict` (Nx's `triangular_solve`
-    /// and `solve`), NaN for that system otherwise (`invert`). Inputs: a `[batch, n, n]` (only its
-    /// `lower` or upper triangle is read), b `[batch, rows, cols]`.
+    /// or not. A zero on `a`'s diagonal is an error (Nx's "can't solve for singular matrix").
+    /// Inputs: a `[batch, n, n]` (only its `lower` or upper triangle is read), b
+    /// `[batch, rows, cols]`.
     TriangularSolve {
         /// How many systems.
         batch: usize,
@@ -71,8 +71,6 @@ pub enum LinAlg {
         lower: bool,
         /// `op(a)` is `aᵀ`.
         transpose: bool,
-        /// A zero on the diagonal is an error rather than NaN.
-        strict: bool,
     },
     /// `op(a)·x = b` for general square `a` by LU with partial pivoting (LAPACK's `?gesv`),
     /// `op` a transpose or not. A singular `a` (a zero pivot) is an error when `strict`, NaN

@@ -225,7 +225,6 @@ pub(super) fn run<T: LapackFloat>(lapack: &Lapack, op: &LinAlg, inputs: &[&[T]])
             left_side,
             lower,
             transpose,
-            strict,
         } => {
             let (a, rhs) = match inputs {
                 [a, b] => (*a, *b),
@@ -234,14 +233,10 @@ pub(super) fn run<T: LapackFloat>(lapack: &Lapack, op: &LinAlg, inputs: &[&[T]])
             for b in 0..batch {
                 crate::interrupt::check()?;
                 let matrix = &a[b * n * n..(b + 1) * n * n];
-                let dest = &mut out[b * per..(b + 1) * per];
                 if (0..n).any(|i| matrix[i * n + i].to_f64() == 0.0) {
-                    if strict {
-                        return Err(singular());
-                    }
-                    dest.fill(T::from_f64(f64::NAN));
-                    continue;
+                    return Err(singular());
                 }
+                let dest = &mut out[b * per..(b + 1) * per];
                 dest.copy_from_slice(&rhs[b * rows * cols..(b + 1) * rows * cols]);
                 if rows == 0 || cols == 0 {
                     continue;

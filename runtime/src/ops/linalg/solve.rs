@@ -79,15 +79,6 @@ impl Tensor {
     /// system) or `[.., n, m]` (`[.., m, n]` on the right side), with `a`'s batch axes. A zero
     /// on the diagonal is an error ("can't solve for singular matrix", as Nx's).
     pub fn triangular_solve(&self, b: &Tensor, options: TriangularSolve) -> Result<Tensor> {
-        self.triangular_solve_as(b, options, true)
-    }
-
-    pub(super) fn triangular_solve_as(
-        &self,
-        b: &Tensor,
-        options: TriangularSolve,
-        strict: bool,
-    ) -> Result<Tensor> {
         const OP: &str = "triangular_solve";
         let (batch, m, n) = matrices(OP, self)?;
         if m != n {
@@ -119,7 +110,6 @@ impl Tensor {
             left_side: options.left_side,
             lower: options.lower,
             transpose: options.transpose,
-            strict,
         };
         let mut parts = run_parts(op, &[&a, &rhs], &batch, &[])?;
         let x = parts
