@@ -8,6 +8,7 @@ use crate::buffer::{with_buffer, Buffer};
 use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::Result;
+use crate::host_vec::HostVec;
 use crate::ir::{ArgOp, BinaryOp, ReduceOp};
 use crate::shape::numel;
 
@@ -135,6 +136,10 @@ pub(super) fn reduce_typed<T: Element>(
     axes: &[usize],
 ) -> Result<Buffer> {
     let kept = crate::shape::kept_axes(shape.len(), axes);
+    if let Some(layout) = Columns::of(shape, axes) {
+        let out_shape: Vec<usize> = kept.iter().map(|&a| shape[a]).collect();
+        return Ok(T::into_buffer(reduce_columns(op, v, layout, &out_shape)?));
+    }
     let perm: Vec<usize> = kept.iter().chain(axes).copied().collect();
     let transposed;
     let data: &[T] = if perm.iter().enumerate().all(|(i, &p)| i == p) {
@@ -165,6 +170,88 @@ pub(super) fn reduce_typed<T: Element>(
         }
     }
     Ok(T::into_buffer(out))
+}
+
+/// A reduction whose axes lie together before at least one kept axis: `pre` blocks of `rows`
+/// rows of `cols` kept values each (a batch's column sum, `sum([0])` of `{10000, 50}`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Columns {
+    pre: usize,
+    rows: usize,
+    cols: usize,
+}
+
+impl Columns {
+    fn of(shape: &[usize], axes: &[usize]) -> Option<Columns> {
+        let (&first, &last) = (axes.first()?, axes.last()?);
+        let together = axes.windows(2).all(|w| w[1] == w[0] + 1);
+        (together && last + 1 < shape.len()).then(|| Columns {
+            pre: numel(&shape[..first]),
+            rows: numel(&shape[first..=last]),
+            cols: numel(&shape[last + 1..]),
+        })
+    }
+}
+
+/// Rows folded into the kept values element by element, so the loop runs along contiguous
+/// columns: the general route transposed the reduced axes to the end first (`sum([0])` of a
+/// `{10000, 50}` f32 gradient, the bias gradient of every dense layer: 0.72 ms, a copy and a
+/// fold of 50 short-lived rows). Each task folds a run of rows; runs combine in order.
+fn reduce_columns<T: Element>(
+    op: ReduceOp,
+    v: &[T],
+    Columns { pre, rows, cols }: Columns,
+    out_shape: &[usize],
+) -> Result<HostVec<T>> {
+    let mut out = try_alloc(pre.saturating_mul(cols), op.identity::<T>(), out_shape)?;
+    if rows == 0 || cols == 0 {
+        return Ok(out);
+    }
+    let block = rows * cols;
+    let rows_per_task = (MIN_PER_TASK / cols).max(1);
+    let runs = rows.div_ceil(rows_per_task);
+    if pre >= rayon::current_num_threads() || runs == 1 {
+        out.par_chunks_mut(cols)
+            .with_min_len((MIN_PER_TASK / block).max(1))
+            .enumerate()
+            .for_each(|(o, acc)| fold_rows(op, acc, &v[o * block..(o + 1) * block]));
+        return Ok(out);
+    }
+    for (o, acc) in out.chunks_mut(cols).enumerate() {
+        let block = &v[o * block..(o + 1) * block];
+        let partials: Vec<Result<HostVec<T>>> = (0..runs)
+            .into_par_iter()
+            .map(|r| {
+                let mut part = try_alloc(cols, op.identity::<T>(), &[cols])?;
+                let end = ((r + 1) * rows_per_task).min(rows);
+                fold_rows(op, &mut part, &block[r * rows_per_task * cols..end * cols]);
+                Ok(part)
+            })
+            .collect();
+        for part in partials {
+            let part = part?;
+            fold_rows(op, acc, &part);
+        }
+    }
+    Ok(out)
+}
+
+/// `acc[j] = op(acc[j], row[j])` for each row of `rows` in turn (rows as long as `acc`), the op
+/// matched outside the loop so that it vectorises.
+fn fold_rows<T: Element>(op: ReduceOp, acc: &mut [T], rows: &[T]) {
+    fn each<T: Element>(acc: &mut [T], rows: &[T], f: impl Fn(T, T) -> T) {
+        for row in rows.chunks_exact(acc.len()) {
+            for (a, &x) in acc.iter_mut().zip(row) {
+                *a = f(*a, x);
+            }
+        }
+    }
+    match op {
+        ReduceOp::Sum => each(acc, rows, |a, x| a.add(x)),
+        ReduceOp::Product => each(acc, rows, |a, x| a.mul(x)),
+        ReduceOp::Max => each(acc, rows, |a, x| BinaryOp::Max.arith(a, x)),
+        ReduceOp::Min => each(acc, rows, |a, x| BinaryOp::Min.arith(a, x)),
+    }
 }
 
 pub(super) fn arg_typed<T: Element>(
@@ -444,6 +531,69 @@ pub(super) fn arg_reduce(op: ArgOp, x: &Buffer, shape: &[usize], axis: usize) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The column route against a plain loop over every layout it takes (one block and many,
+    /// runs of rows folded in parallel and combined), for each op, with a NaN among the values
+    /// max and min must return.
+    #[test]
+    fn columns_fold_as_a_plain_loop() {
+        let cases: [(&[usize], &[usize]); 6] = [
+            (&[10000, 50], &[0]),
+            (&[100000, 3], &[0]),
+            (&[4, 300, 7], &[1]),
+            (&[2, 3, 4000, 5], &[1, 2]),
+            (&[1, 1], &[0]),
+            (&[0, 4], &[0]),
+        ];
+        for (shape, axes) in cases {
+            let layout = Columns::of(shape, axes).expect("a column layout");
+            let len = numel(shape);
+            let mut v: Vec<f64> = (0..len)
+                .map(|i| ((i * 37 % 101) as f64 - 50.0) / 64.0)
+                .collect();
+            if len > 7 {
+                v[7] = f64::NAN;
+            }
+            for op in [
+                ReduceOp::Sum,
+                ReduceOp::Product,
+                ReduceOp::Max,
+                ReduceOp::Min,
+            ] {
+                let kept: Vec<usize> = crate::shape::kept_axes(shape.len(), axes)
+                    .iter()
+                    .map(|&a| shape[a])
+                    .collect();
+                let got = reduce_columns(op, &v, layout, &kept).expect("fits");
+                let Columns { pre, rows, cols } = layout;
+                for o in 0..pre {
+                    for j in 0..cols {
+                        let want = (0..rows).fold(op.identity::<f64>(), |acc, r| {
+                            op.combine(acc, v[(o * rows + r) * cols + j])
+                        });
+                        let got = got[o * cols + j];
+                        let close = got == want
+                            || (got.is_nan() && want.is_nan())
+                            || (got - want).abs() <= 1e-9 * (1.0 + want.abs());
+                        assert!(
+                            close,
+                            "{op:?} {shape:?} {axes:?} [{o}, {j}]: {got} vs {want}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            Columns::of(&[3, 4], &[1]),
+            None,
+            "the last axis reduced is a row fold"
+        );
+        assert_eq!(
+            Columns::of(&[3, 4, 5], &[0, 2]),
+            None,
+            "axes apart are transposed"
+        );
+    }
 
     /// The first best by a plain scan: what Nx's argmax/argmin return (first NaN wins).
     fn arg_scan(op: ArgOp, row: &[f32]) -> usize {

@@ -23,16 +23,24 @@ pub trait Kernel: Copy + Send + Sync + std::ops::AddAssign + 'static {
     const NR: usize;
     /// Zero, for padding partial panels.
     const ZERO: Self;
-    /// `c[r*ldc + j] (+)= sum_p a[p*MR + r] * b[p*NR + j]` for the tile: written when `first`,
-    /// added to otherwise.
+    /// `c[r*ldc + j] (+)= sum_p A[r][p] * B[p][j]` for the tile: written when `first`, added to
+    /// otherwise. A packed panel (`A_PACKED`) holds `A[r][p]` at `a[p*MR + r]`, else `a` is the
+    /// matrix itself read in place, `A[r][p]` at `a[r*lda + p]`; likewise a packed B panel holds
+    /// `B[p][j]` at `b[p*NR + j]`, else at `b[p*ldb + j]`. Packing pays where a panel is read
+    /// many times; a skinny product reads each of the big operand's panels once or twice, and
+    /// copying it first costs more than the reads it makes sequential.
     ///
     /// # Safety
-    /// The CPU has AVX2 and FMA; `a` holds `kc*MR` and `b` `kc*NR` values, `b` 32-byte
+    /// The CPU has AVX2 and FMA (AVX-512F for [`F32x16`]); `a` addresses MR rows and `b`
+    /// `kc` rows of NR values as laid out above, a packed `b` 32-byte (64 for [`F32x16`])
     /// aligned; `c` addresses MR rows of NR values `ldc` apart.
-    unsafe fn tile(
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn tile<const A_PACKED: bool, const B_PACKED: bool>(
         kc: usize,
         a: *const Self,
+        lda: usize,
         b: *const Self,
+        ldb: usize,
         c: *mut Self,
         ldc: usize,
         first: bool,
@@ -112,10 +120,13 @@ macro_rules! tile_fn {
     ($name:ident, $feature:literal, $t:ty, $lanes:expr, $vec:ty, $zero:ident, $load:ident,
      $loadu:ident, $storeu:ident, $add:ident, $fma:ident, $bcast:expr) => {
         #[target_feature(enable = $feature)]
-        unsafe fn $name(
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $name<const A_PACKED: bool, const B_PACKED: bool>(
             kc: usize,
             a: *const $t,
+            lda: usize,
             b: *const $t,
+            ldb: usize,
             c: *mut $t,
             ldc: usize,
             first: bool,
@@ -126,31 +137,45 @@ macro_rules! tile_fn {
                 _mm_prefetch::<_MM_HINT_T0>(c.add(r * ldc) as *const i8);
                 _mm_prefetch::<_MM_HINT_T0>(c.add(r * ldc + 2 * $lanes - 1) as *const i8);
             }
+            // Where step `s` of the current group reads, and how far a group moves each operand.
+            let (a_step, a_row) = if A_PACKED { (MR, 1) } else { (1, lda) };
+            let b_step = if B_PACKED { 2 * $lanes } else { ldb };
             let (mut a, mut b) = (a, b);
             macro_rules! step {
                 ($s:expr) => {{
-                    let b0 = $load(b.add($s * 2 * $lanes));
-                    let b1 = $load(b.add($s * 2 * $lanes + $lanes));
+                    let (b0, b1) = if B_PACKED {
+                        (
+                            $load(b.add($s * b_step)),
+                            $load(b.add($s * b_step + $lanes)),
+                        )
+                    } else {
+                        (
+                            $loadu(b.add($s * b_step)),
+                            $loadu(b.add($s * b_step + $lanes)),
+                        )
+                    };
                     for (r, row) in acc.iter_mut().enumerate() {
-                        let x = $bcast(a.add($s * MR + r));
+                        let x = $bcast(a.add($s * a_step + r * a_row));
                         row[0] = $fma(x, b0, row[0]);
                         row[1] = $fma(x, b1, row[1]);
                     }
                 }};
             }
             for _ in 0..kc / UNROLL {
-                _mm_prefetch::<_MM_HINT_T0>(a.add(A_AHEAD) as *const i8);
+                if A_PACKED {
+                    _mm_prefetch::<_MM_HINT_T0>(a.add(A_AHEAD) as *const i8);
+                }
                 step!(0);
                 step!(1);
                 step!(2);
                 step!(3);
-                a = a.add(UNROLL * MR);
-                b = b.add(UNROLL * 2 * $lanes);
+                a = a.add(UNROLL * a_step);
+                b = b.add(UNROLL * b_step);
             }
             for _ in 0..kc % UNROLL {
                 step!(0);
-                a = a.add(MR);
-                b = b.add(2 * $lanes);
+                a = a.add(a_step);
+                b = b.add(b_step);
             }
             for (r, row) in acc.iter().enumerate() {
                 let p = c.add(r * ldc);
@@ -173,15 +198,17 @@ macro_rules! avx2_kernel {
             const ZERO: Self = 0.0;
             $($pack)*
             #[inline]
-            unsafe fn tile(
+            unsafe fn tile<const A_PACKED: bool, const B_PACKED: bool>(
                 kc: usize,
                 a: *const Self,
+                lda: usize,
                 b: *const Self,
+                ldb: usize,
                 c: *mut Self,
                 ldc: usize,
                 first: bool,
             ) {
-                $inner(kc, a, b, c, ldc, first)
+                $inner::<A_PACKED, B_PACKED>(kc, a, lda, b, ldb, c, ldc, first)
             }
         }
     };
@@ -263,18 +290,18 @@ impl Kernel for F32x16 {
     const NR: usize = 32;
     const ZERO: Self = F32x16(0.0);
 
-    /// # Safety
-    /// As [`Kernel::tile`], on a CPU with AVX-512F; `b` 64-byte aligned.
     #[inline]
-    unsafe fn tile(
+    unsafe fn tile<const A_PACKED: bool, const B_PACKED: bool>(
         kc: usize,
         a: *const Self,
+        lda: usize,
         b: *const Self,
+        ldb: usize,
         c: *mut Self,
         ldc: usize,
         first: bool,
     ) {
-        tile_f32x16(kc, a.cast(), b.cast(), c.cast(), ldc, first)
+        tile_f32x16::<A_PACKED, B_PACKED>(kc, a.cast(), lda, b.cast(), ldb, c.cast(), ldc, first)
     }
 
     unsafe fn pack_a_panel(rows: &[*const Self; MR], kc: usize, dst: *mut Self) {

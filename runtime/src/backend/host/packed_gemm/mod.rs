@@ -153,11 +153,31 @@ unsafe fn run_as<K: Kernel, T>(
     threads: usize,
 ) {
     let bl = blocking(k, K::NR, std::mem::size_of::<K>());
+    let in_place = in_place_for(m, n, K::NR, std::mem::size_of::<K>());
     let (a, b) = (
         std::slice::from_raw_parts(a.as_ptr().cast::<K>(), a.len()),
         std::slice::from_raw_parts(b.as_ptr().cast::<K>(), b.len()),
     );
-    gemm::<K>(a, b, c.cast(), m, k, n, bl, threads);
+    gemm::<K>(a, b, c.cast(), m, k, n, bl, threads, in_place);
+}
+
+/// Which operands a product of `m` rows and `n` columns of `bytes`-byte elements reads in
+/// place, for tiles `nr` wide. Medians on the 2-core AVX-512 EPYC (f32, GFLOP/s, packed ->
+/// in place):
+/// - A, when its panels meet at most two of B's (`n <= 2*nr`): 10000x784x64 152 -> 192,
+///   4096x1024x64 178 -> 209, 4096x4096x48 122 -> 143, 2048x2048x32 141 -> 184.
+/// - B, when A has few rows (each thread then reads its share of B once) and B's rows are
+///   short and not a multiple of 128 bytes apart: 50x10000x784 93 -> 118, 150x10000x784
+///   155 -> 174, 10x10000x784 42 -> 49. Wide B lost (100x10000x2000 156 -> 155,
+///   128x4096x4000 176 -> 154: each row block re-reads a share of B too large for L2), and rows
+///   a multiple of 4 KB apart share the same L1 sets (128x4096x4096 178 -> 124,
+///   192x1024x1024 187 -> 165).
+fn in_place_for(m: usize, n: usize, nr: usize, bytes: usize) -> InPlace {
+    let row_bytes = n.saturating_mul(bytes);
+    InPlace {
+        a: n <= 2 * nr,
+        b: m <= 2 * MC && row_bytes <= 4096 && !row_bytes.is_multiple_of(128),
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -191,10 +211,70 @@ thread_local! {
     static B_BLOCK: RefCell<Scratch> = const { RefCell::new(Scratch(Vec::new())) };
 }
 
+/// Which operands a product reads where they lie instead of packing them first: see
+/// [`Kernel::tile`]. [`matmul`] chooses by shape ([`in_place_for`]); every choice computes the
+/// same product.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InPlace {
+    /// A's full MR-row panels are read from A's rows.
+    pub a: bool,
+    /// B's full NR-column panels are read from B's rows.
+    pub b: bool,
+}
+
+/// A block of one operand as the microkernel reads it: packed panels, or the matrix itself
+/// with its row stride.
+#[derive(Clone, Copy)]
+struct Block<T> {
+    ptr: *const T,
+    ld: usize,
+    packed: bool,
+}
+impl<T> Block<T> {
+    /// One panel of the block: in a packed block the panel `packed_at` values in; in the
+    /// matrix itself the one `in_place_at` values in where it is `whole`; a partial panel of
+    /// the matrix packed into `edge` by `pack` (from the panel's first value), zero-padded.
+    ///
+    /// # Safety
+    /// The offsets address the panel inside the block; `edge` holds a packed panel.
+    unsafe fn panel(
+        self,
+        packed_at: usize,
+        in_place_at: usize,
+        whole: bool,
+        edge: *mut T,
+        pack: impl FnOnce(*const T, *mut T),
+    ) -> Block<T> {
+        if self.packed {
+            Block {
+                ptr: self.ptr.add(packed_at),
+                ..self
+            }
+        } else if whole {
+            Block {
+                ptr: self.ptr.add(in_place_at),
+                ..self
+            }
+        } else {
+            pack(self.ptr.add(in_place_at), edge);
+            Block {
+                ptr: edge.cast_const(),
+                ld: 0,
+                packed: true,
+            }
+        }
+    }
+}
+
+// SAFETY: a block is only read while the product runs, by every thread alike.
+unsafe impl<T> Send for Block<T> {}
+unsafe impl<T> Sync for Block<T> {}
+
 /// `c = a · b` for row-major contiguous `a: [m,k]`, `b: [k,n]`, `c: [m,n]`, `k >= 1`, on
 /// rayon's threads (one packs B per thread, row blocks of A go to whichever is free) or, with
-/// `threads == 1`, on the calling thread. C is only written until the
-/// first depth block has passed, so it may start uninitialised.
+/// `threads == 1`, on the calling thread; the operands `in_place` names are read where they
+/// lie. C is only written until the first depth block has passed, so it may start
+/// uninitialised.
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA; `a` and `b` hold at least `m*k` and `k*n` values; `c` addresses
@@ -209,6 +289,7 @@ pub unsafe fn gemm<T: Kernel>(
     n: usize,
     bl: Blocking,
     threads: usize,
+    in_place: InPlace,
 ) {
     let nr = T::NR;
     let kc_max = bl.kc.clamp(1, k);
@@ -232,15 +313,72 @@ pub unsafe fn gemm<T: Kernel>(
     let mc_max = panels_m.div_ceil(blocks) * MR;
     let c_ptr = Shared(c);
     let a_ptr = Shared(a.as_ptr().cast_mut());
+    // One row block of C's columns `[j_first, j_first + nc)` over depths `[pc, pc + kc)`.
+    let row_block = |block: usize, pc: usize, kc: usize, j_first: usize, nc: usize, b: Block<T>| {
+        let (a_ptr, c_ptr) = (a_ptr, c_ptr);
+        let (ic, mc) = block_rows(block);
+        let a_src = a_ptr.0.add(ic * k + pc).cast_const();
+        let c = c_ptr.0.add(ic * n + j_first);
+        let first = pc == 0;
+        if in_place.a {
+            let a_block = Block {
+                ptr: a_src,
+                ld: k,
+                packed: false,
+            };
+            macro_kernel(mc, nc, kc, a_block, b, c, n, first);
+            return;
+        }
+        A_BLOCK.with(|a_block| {
+            let a_pack = a_block.borrow_mut().ptr::<T>(mc_max * kc_max);
+            pack::pack_a(a_src, k, mc, kc, a_pack);
+            let a_block = Block {
+                ptr: a_pack.cast_const(),
+                ld: MR,
+                packed: true,
+            };
+            macro_kernel(mc, nc, kc, a_block, b, c, n, first);
+        });
+    };
+    if in_place.b {
+        // B read where it lies: each thread takes a share of its column panels over the whole
+        // depth, so every value of B is read by one thread once (sharing out rows instead had
+        // both threads read all of B: {50,10000}x{10000,784} 7.4 -> 8.2 ms) and no pool round
+        // separates depth blocks.
+        let panels = n.div_ceil(nr);
+        let per = panels.div_ceil(threads);
+        let columns = |t: usize| {
+            let (j0, j1) = ((t * per).min(panels), ((t + 1) * per).min(panels));
+            if j0 == j1 {
+                return;
+            }
+            let (j_first, j_end) = (j0 * nr, (j1 * nr).min(n));
+            for pc in (0..k).step_by(kc_max) {
+                let kc = kc_max.min(k - pc);
+                let b_block = Block {
+                    ptr: b.as_ptr().add(pc * n + j_first),
+                    ld: n,
+                    packed: false,
+                };
+                for block in 0..blocks {
+                    row_block(block, pc, kc, j_first, j_end - j_first, b_block);
+                }
+            }
+        };
+        if threads == 1 {
+            columns(0);
+        } else {
+            (0..threads).into_par_iter().for_each(columns);
+        }
+        return;
+    }
     B_BLOCK.with(|b_block| {
-        let mut b_block = b_block.borrow_mut();
-        let b_pack = Shared(b_block.ptr::<T>(kc_max * nc_max));
+        let b_pack = Shared(b_block.borrow_mut().ptr::<T>(kc_max * nc_max));
         for jc in (0..n).step_by(nc_max) {
             let nc = nc_max.min(n - jc);
             let panels = nc.div_ceil(nr);
             for pc in (0..k).step_by(kc_max) {
                 let kc = kc_max.min(k - pc);
-                let first = pc == 0;
                 let b_src = Shared(b.as_ptr().add(pc * n + jc).cast_mut());
                 let per = panels.div_ceil(threads);
                 let pack_b = |t: usize| {
@@ -248,26 +386,14 @@ pub unsafe fn gemm<T: Kernel>(
                     let (j0, j1) = ((t * per).min(panels), ((t + 1) * per).min(panels));
                     pack::pack_b_panels(b_src.0, n, nc, kc, j0, j1, b_pack.0);
                 };
+                let b_block = Block {
+                    ptr: b_pack.0.cast_const(),
+                    ld: nr,
+                    packed: true,
+                };
                 // Row blocks are taken by whichever thread is free (rayon's stealing), not split
                 // in halves up front: on a shared machine one core is often slower for a while.
-                let compute = |block: usize| {
-                    let (a_ptr, b_pack, c_ptr) = (a_ptr, b_pack, c_ptr);
-                    let (ic, mc) = block_rows(block);
-                    A_BLOCK.with(|a_block| {
-                        let a_pack = a_block.borrow_mut().ptr::<T>(mc_max * kc_max);
-                        pack::pack_a(a_ptr.0.add(ic * k + pc), k, mc, kc, a_pack);
-                        macro_kernel(
-                            mc,
-                            nc,
-                            kc,
-                            a_pack,
-                            b_pack.0,
-                            c_ptr.0.add(ic * n + jc),
-                            n,
-                            first,
-                        );
-                    });
-                };
+                let compute = |block: usize| row_block(block, pc, kc, jc, nc, b_block);
                 if threads == 1 {
                     pack_b(0);
                     (0..blocks).for_each(compute);
@@ -280,42 +406,82 @@ pub unsafe fn gemm<T: Kernel>(
     });
 }
 
-/// Every tile of an `mc x nc` block of C from packed blocks of A and B.
+thread_local! {
+    /// A partial panel of an operand read in place, packed with its zero padding (reading it
+    /// in place would run past the matrix).
+    static EDGE_A: RefCell<Scratch> = const { RefCell::new(Scratch(Vec::new())) };
+    static EDGE_B: RefCell<Scratch> = const { RefCell::new(Scratch(Vec::new())) };
+}
+
+/// Every tile of an `mc x nc` block of C from blocks of A (`mc x kc`) and B (`kc x nc`).
 #[allow(clippy::too_many_arguments)]
 unsafe fn macro_kernel<T: Kernel>(
     mc: usize,
     nc: usize,
     kc: usize,
-    a: *const T,
-    b: *const T,
+    a: Block<T>,
+    b: Block<T>,
     c: *mut T,
     ldc: usize,
     first: bool,
 ) {
     let nr = T::NR;
-    for jp in 0..nc.div_ceil(nr) {
-        let cols = nr.min(nc - jp * nr);
-        let b_panel = b.add(jp * nr * kc);
-        for ip in 0..mc.div_ceil(MR) {
-            let rows = MR.min(mc - ip * MR);
-            let a_panel = a.add(ip * MR * kc);
-            let tile = c.add(ip * MR * ldc + jp * nr);
-            if rows == MR && cols == nr {
-                T::tile(kc, a_panel, b_panel, tile, ldc, first);
-            } else {
-                edge_tile(kc, a_panel, b_panel, tile, ldc, first, rows, cols);
+    EDGE_A.with(|edge_a| {
+        EDGE_B.with(|edge_b| {
+            let (mut edge_a, mut edge_b) = (edge_a.borrow_mut(), edge_b.borrow_mut());
+            let (edge_a, edge_b) = (edge_a.ptr::<T>(kc * MR), edge_b.ptr::<T>(kc * nr));
+            for jp in 0..nc.div_ceil(nr) {
+                let cols = nr.min(nc - jp * nr);
+                let b_panel = b.panel(jp * nr * kc, jp * nr, cols == nr, edge_b, |src, dst| {
+                    pack::pack_b_panels(src, b.ld, cols, kc, 0, 1, dst)
+                });
+                for ip in 0..mc.div_ceil(MR) {
+                    let rows = MR.min(mc - ip * MR);
+                    let a_panel = a.panel(
+                        ip * MR * kc,
+                        ip * MR * a.ld,
+                        rows == MR,
+                        edge_a,
+                        |src, dst| pack::pack_a(src, a.ld, rows, kc, dst),
+                    );
+                    let tile = c.add(ip * MR * ldc + jp * nr);
+                    if rows == MR && cols == nr {
+                        run_tile(kc, a_panel, b_panel, tile, ldc, first);
+                    } else {
+                        edge_tile(kc, a_panel, b_panel, tile, ldc, first, rows, cols);
+                    }
+                }
             }
-        }
+        })
+    })
+}
+
+/// The microkernel instance for where the two panels lie.
+#[inline(always)]
+unsafe fn run_tile<T: Kernel>(
+    kc: usize,
+    a: Block<T>,
+    b: Block<T>,
+    c: *mut T,
+    ldc: usize,
+    first: bool,
+) {
+    match (a.packed, b.packed) {
+        (true, true) => T::tile::<true, true>(kc, a.ptr, a.ld, b.ptr, b.ld, c, ldc, first),
+        (true, false) => T::tile::<true, false>(kc, a.ptr, a.ld, b.ptr, b.ld, c, ldc, first),
+        (false, true) => T::tile::<false, true>(kc, a.ptr, a.ld, b.ptr, b.ld, c, ldc, first),
+        (false, false) => T::tile::<false, false>(kc, a.ptr, a.ld, b.ptr, b.ld, c, ldc, first),
     }
 }
 
-/// A partial tile: computed whole into scratch, then its valid part written to C.
+/// A partial tile: computed whole into scratch, then its valid part written to C. Its panels
+/// are whole (partial ones were packed with zero padding).
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 unsafe fn edge_tile<T: Kernel>(
     kc: usize,
-    a: *const T,
-    b: *const T,
+    a: Block<T>,
+    b: Block<T>,
     c: *mut T,
     ldc: usize,
     first: bool,
@@ -325,7 +491,7 @@ unsafe fn edge_tile<T: Kernel>(
     // MR x NR values: at most 6 x 32 x 4 = 768 bytes (AVX-512 f32).
     let mut scratch = [Line([0; 64]); 12];
     let tmp: *mut T = scratch.as_mut_ptr().cast();
-    T::tile(kc, a, b, tmp, T::NR, true);
+    run_tile(kc, a, b, tmp, T::NR, true);
     for r in 0..rows {
         for j in 0..cols {
             let v = *tmp.add(r * T::NR + j);
@@ -391,17 +557,26 @@ mod tests {
                 a.iter().map(|&x| x as f32).collect(),
                 b.iter().map(|&x| x as f32).collect(),
             );
-            for bl in [small, blocking(k, 16, 4)] {
-                for threads in [1, 2, 3] {
+            let places = [(false, false), (true, false), (false, true), (true, true)]
+                .map(|(a, b)| InPlace { a, b });
+            for (bl, threads, in_place) in [small, blocking(k, 16, 4)]
+                .into_iter()
+                .flat_map(|bl| [1, 2, 3].map(|t| (bl, t)))
+                .flat_map(|(bl, t)| places.map(|p| (bl, t, p)))
+            {
+                {
                     let mut c = vec![f64::NAN; m * n];
                     // SAFETY: AVX2+FMA checked above; the buffers have the sizes named.
-                    unsafe { gemm(&a, &b, c.as_mut_ptr(), m, k, n, bl, threads) };
+                    unsafe { gemm(&a, &b, c.as_mut_ptr(), m, k, n, bl, threads, in_place) };
                     for (i, (got, want)) in c.iter().zip(&want).enumerate() {
-                        assert!((got - want).abs() < 1e-9, "f64 {m}x{k}x{n} [{i}] {bl:?}");
+                        assert!(
+                            (got - want).abs() < 1e-9,
+                            "f64 {m}x{k}x{n} [{i}] {bl:?} {in_place:?}"
+                        );
                     }
                     let mut c32 = vec![f32::NAN; m * n];
                     // SAFETY: as above.
-                    unsafe { gemm(&a32, &b32, c32.as_mut_ptr(), m, k, n, bl, threads) };
+                    unsafe { gemm(&a32, &b32, c32.as_mut_ptr(), m, k, n, bl, threads, in_place) };
                     for (i, (got, want)) in c32.iter().zip(&want).enumerate() {
                         let err = (*got as f64 - want).abs();
                         assert!(err < 1e-3 * (1.0 + want.abs()), "f32 {m}x{k}x{n} [{i}]");
@@ -417,7 +592,19 @@ mod tests {
                         ..bl
                     };
                     // SAFETY: AVX-512F checked; the buffers have the sizes named.
-                    unsafe { gemm(&a16, &b16, c16.as_mut_ptr(), m, k, n, bl16, threads) };
+                    unsafe {
+                        gemm(
+                            &a16,
+                            &b16,
+                            c16.as_mut_ptr(),
+                            m,
+                            k,
+                            n,
+                            bl16,
+                            threads,
+                            in_place,
+                        )
+                    };
                     for (i, (got, want)) in c16.iter().zip(&want).enumerate() {
                         let err = (got.0 as f64 - want).abs();
                         assert!(
