@@ -13,6 +13,7 @@ use std::ffi::{c_char, c_int};
 use std::sync::OnceLock;
 
 use libloading::Library;
+use rayon::prelude::*;
 
 use crate::allocate::try_alloc;
 use crate::backend::linalg_reference::{singular, singular_in};
@@ -107,10 +108,16 @@ pub(super) struct Routines<T> {
 pub(super) struct Lapack {
     single: Routines<f32>,
     double: Routines<f64>,
+    /// OpenBLAS's thread count, read and set (`openblas_get_num_threads`/`_set_`), where the
+    /// library is OpenBLAS.
+    threads: Option<(GetThreads, SetThreads)>,
     /// What was opened.
     pub(super) name: String,
     _library: Library,
 }
+
+type GetThreads = unsafe extern "C" fn() -> c_int;
+type SetThreads = unsafe extern "C" fn(c_int);
 
 /// # Safety
 /// `library` must export the routine `name` with the signature `F`.
@@ -144,9 +151,34 @@ fn open(name: &str) -> Option<Lapack> {
         Some(Lapack {
             single: routines(&library, 's')?,
             double: routines(&library, 'd')?,
+            threads: symbol::<GetThreads>(&library, "openblas_get_num_threads").zip(symbol::<
+                SetThreads,
+            >(
+                &library,
+                "openblas_set_num_threads",
+            )),
             name: name.to_string(),
             _library: library,
         })
+    }
+}
+
+impl Lapack {
+    /// Runs `work` (LAPACK calls from several threads at once) with OpenBLAS on one thread per
+    /// call: its threading inside each of many concurrent small calls cost more than it gave
+    /// (1000 32x32 eighs: 109 ms one after another, 251 ms shared out with OpenBLAS's threads
+    /// left on).
+    fn one_thread_each<R>(&self, work: impl FnOnce() -> R) -> R {
+        let Some((get, set)) = self.threads else {
+            return work();
+        };
+        // SAFETY: OpenBLAS's own thread-count accessors, which take and return a count.
+        let before = unsafe { get() };
+        unsafe { set(1) };
+        let result = work();
+        // SAFETY: as above.
+        unsafe { set(before) };
+        result
     }
 }
 
@@ -196,6 +228,10 @@ fn failed(op: &'static str, routine: &str, info: c_int) -> Error {
 }
 
 /// Runs `op` over its batch through `lapack`.
+/// Batches of matrices of at most this many entries are factorised in parallel, one matrix
+/// per task; larger ones one after another, each with OpenBLAS's own threads.
+const BATCH_SHARED_UP_TO: usize = 128 * 128;
+
 pub(super) fn run<T: LapackFloat>(lapack: &Lapack, op: &LinAlg, inputs: &[&[T]]) -> Result<Buffer> {
     let per = op.per_matrix();
     let mut out = try_alloc(op.out_len(), T::ZERO, &[op.out_len()])?;
@@ -204,16 +240,30 @@ pub(super) fn run<T: LapackFloat>(lapack: &Lapack, op: &LinAlg, inputs: &[&[T]])
     match *op {
         LinAlg::Factor { kind, batch, m, n } => {
             let a = inputs.first().copied().unwrap_or(&[]);
-            for b in 0..batch {
+            let one = |b: usize, dest: &mut [T]| -> Result<()> {
                 crate::interrupt::check()?;
                 let matrix = &a[b * m * n..(b + 1) * m * n];
-                let dest = &mut out[b * per..(b + 1) * per];
                 match kind {
-                    Factorization::Cholesky => cholesky(r, matrix, n, dest)?,
-                    Factorization::Lu => lu(r, matrix, n, dest)?,
-                    Factorization::Qr { complete } => qr(r, matrix, m, n, complete, dest)?,
-                    Factorization::Eigh => eigh(r, matrix, n, dest)?,
-                    Factorization::Svd { full } => svd(r, matrix, m, n, full, dest)?,
+                    Factorization::Cholesky => cholesky(r, matrix, n, dest),
+                    Factorization::Lu => lu(r, matrix, n, dest),
+                    Factorization::Qr { complete } => qr(r, matrix, m, n, complete, dest),
+                    Factorization::Eigh => eigh(r, matrix, n, dest),
+                    Factorization::Svd { full } => svd(r, matrix, m, n, full, dest),
+                }
+            };
+            let matrices = out.chunks_mut(per.max(1)).take(batch);
+            if batch > 1 && m.saturating_mul(n) <= BATCH_SHARED_UP_TO {
+                // A small matrix is too little work for OpenBLAS's threads, so the matrices
+                // are shared out over the cores instead (NumPy calls them one after another).
+                lapack.one_thread_each(|| {
+                    matrices
+                        .enumerate()
+                        .par_bridge()
+                        .try_for_each(|(b, dest)| one(b, dest))
+                })?;
+            } else {
+                for (b, dest) in matrices.enumerate() {
+                    one(b, dest)?;
                 }
             }
         }
