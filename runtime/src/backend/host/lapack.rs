@@ -10,7 +10,7 @@
 //! Results are then brought to the conventions of `ir::linalg` (signs, order).
 
 use std::ffi::{c_char, c_int};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use libloading::Library;
 use rayon::prelude::*;
@@ -143,6 +143,16 @@ unsafe fn routines<T>(library: &Library, prefix: char) -> Option<Routines<T>> {
     })
 }
 
+/// OpenBLAS's thread-count accessors, where `library` is OpenBLAS.
+///
+/// # Safety
+/// `library` is a loaded library; these names, where it has them, are OpenBLAS's.
+unsafe fn thread_count(library: &Library) -> Option<(GetThreads, SetThreads)> {
+    let get = symbol::<GetThreads>(library, "openblas_get_num_threads")?;
+    let set = symbol::<SetThreads>(library, "openblas_set_num_threads")?;
+    Some((get, set))
+}
+
 fn open(name: &str) -> Option<Lapack> {
     // SAFETY: loading the library runs its initialisers (thread pool, CPU detection); the
     // routines have LAPACK's and BLAS's standard Fortran signatures.
@@ -151,12 +161,7 @@ fn open(name: &str) -> Option<Lapack> {
         Some(Lapack {
             single: routines(&library, 's')?,
             double: routines(&library, 'd')?,
-            threads: symbol::<GetThreads>(&library, "openblas_get_num_threads").zip(symbol::<
-                SetThreads,
-            >(
-                &library,
-                "openblas_set_num_threads",
-            )),
+            threads: thread_count(&library),
             name: name.to_string(),
             _library: library,
         })
@@ -167,18 +172,39 @@ impl Lapack {
     /// Runs `work` (LAPACK calls from several threads at once) with OpenBLAS on one thread per
     /// call: its threading inside each of many concurrent small calls cost more than it gave
     /// (1000 32x32 eighs: 109 ms one after another, 251 ms shared out with OpenBLAS's threads
-    /// left on).
+    /// left on). The count is process-wide, so overlapping batches (a serving's partitions)
+    /// share one setting: the first to start keeps the count there was, the last to end puts
+    /// it back, a panic included.
     fn one_thread_each<R>(&self, work: impl FnOnce() -> R) -> R {
+        struct OneThread {
+            set: SetThreads,
+        }
+        impl Drop for OneThread {
+            fn drop(&mut self) {
+                let mut shared = ONE_THREAD.lock().unwrap_or_else(|e| e.into_inner());
+                shared.0 -= 1;
+                if shared.0 == 0 {
+                    // SAFETY: OpenBLAS's setter, given the count it had before.
+                    unsafe { (self.set)(shared.1) };
+                }
+            }
+        }
+        /// Batches running with one thread, and the count to put back after the last.
+        static ONE_THREAD: Mutex<(usize, c_int)> = Mutex::new((0, 0));
         let Some((get, set)) = self.threads else {
             return work();
         };
-        // SAFETY: OpenBLAS's own thread-count accessors, which take and return a count.
-        let before = unsafe { get() };
-        unsafe { set(1) };
-        let result = work();
-        // SAFETY: as above.
-        unsafe { set(before) };
-        result
+        {
+            let mut shared = ONE_THREAD.lock().unwrap_or_else(|e| e.into_inner());
+            if shared.0 == 0 {
+                // SAFETY: OpenBLAS's own thread-count accessors, which take and return a count.
+                shared.1 = unsafe { get() };
+                unsafe { set(1) };
+            }
+            shared.0 += 1;
+        }
+        let _restore = OneThread { set };
+        work()
     }
 }
 
@@ -227,11 +253,11 @@ fn failed(op: &'static str, routine: &str, info: c_int) -> Error {
     }
 }
 
-/// Runs `op` over its batch through `lapack`.
 /// Batches of matrices of at most this many entries are factorised in parallel, one matrix
 /// per task; larger ones one after another, each with OpenBLAS's own threads.
 const BATCH_SHARED_UP_TO: usize = 128 * 128;
 
+/// Runs `op` over its batch through `lapack`.
 pub(super) fn run<T: LapackFloat>(lapack: &Lapack, op: &LinAlg, inputs: &[&[T]]) -> Result<Buffer> {
     let per = op.per_matrix();
     let mut out = try_alloc(op.out_len(), T::ZERO, &[op.out_len()])?;
