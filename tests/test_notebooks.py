@@ -367,3 +367,10 @@ def test_07_linear_algebra(nb07):
     assert qr_error < 1e-12, line
     gap, line = number("grad of log|det A| against A⁻ᵀ")
     assert gap < 1e-10, line
+    # The spectrum: complex, its two peaks the two sines, and irfft gives the signal back.
+    assert "spectrum: c128[501] on host:0" in out
+    line = next(l for l in lines if l.startswith("strongest frequencies:"))
+    assert line.startswith("strongest frequencies: 50 Hz") and ", 120 Hz" in line, line
+    gap, line = number("irfft(rfft(signal)) against the signal")
+    assert gap < 1e-12, line
+    assert any("Amplitude spectrum of the signal" in c for c in charts), "no spectrum chart"

@@ -244,18 +244,22 @@ pub fn run(what: BenchWhat) -> Result<(), String> {
         BenchWhat::Linalg {
             devices,
             sizes,
+            fft_lengths,
             runs,
             python,
             json,
         } => {
-            let sizes = sizes
-                .split(',')
-                .map(|s| s.trim().parse::<usize>())
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| format!("--sizes: {e}"))?;
+            let list = |what: &str, text: &str| {
+                text.split(',')
+                    .filter(|s| !s.trim().is_empty())
+                    .map(|s| s.trim().parse::<usize>())
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| format!("{what}: {e}"))
+            };
             let config = linalg::LinalgBench {
                 devices: bench::parse_devices(&devices).map_err(|e| e.to_string())?,
-                sizes,
+                sizes: list("--sizes", &sizes)?,
+                fft_lengths: list("--fft-lengths", &fft_lengths)?,
                 runs: Runs {
                     warmup: 1,
                     timed: runs,
@@ -410,11 +414,17 @@ fn time_linalg_reference(
     if python == "none" {
         return Err("left out (--python none)".into());
     }
-    let sizes: Vec<String> = config.sizes.iter().map(|n| n.to_string()).collect();
+    let joined = |v: &[usize]| {
+        v.iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
     let args = [
-        sizes.join(","),
+        joined(&config.sizes),
         config.runs.warmup.to_string(),
         config.runs.timed.max(1).to_string(),
+        joined(&config.fft_lengths),
     ];
     let value = reference_json(&python, linalg::REFERENCE_SCRIPT, &args)?;
     let medians = value["medians"]

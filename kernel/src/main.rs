@@ -170,15 +170,19 @@ enum BenchWhat {
         #[arg(long)]
         json: bool,
     },
-    /// Linear algebra: svd, qr, cholesky, solve and eigh of f64 matrices at 256, 512 and 1024
-    /// per device, beside NumPy's numpy.linalg timed in the same run.
+    /// Linear algebra: svd, qr, cholesky, solve and eigh of f64 matrices at 256, 512 and 1024,
+    /// and fft and rfft of f64 signals of 2^20 and 1,000,003 (a prime) entries, per device,
+    /// beside NumPy's numpy.linalg and numpy.fft timed in the same run.
     Linalg {
         /// Devices in order; unavailable ones are skipped.
         #[arg(long, default_value = "host")]
         devices: String,
-        /// Matrix sizes, comma-separated.
+        /// Matrix sizes, comma-separated (empty: no matrix rows).
         #[arg(long, default_value = "256,512,1024")]
         sizes: String,
+        /// Signal lengths of the FFT rows, comma-separated (empty: no FFT rows).
+        #[arg(long, default_value = "1048576,1000003")]
+        fft_lengths: String,
         /// Timed runs per row (the median is reported).
         #[arg(long, default_value_t = 7)]
         runs: usize,

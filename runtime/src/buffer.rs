@@ -31,6 +31,10 @@ pub enum Buffer {
     F32(HostVec<f32>),
     /// `f64` elements.
     F64(HostVec<f64>),
+    /// `c64` elements.
+    C64(HostVec<crate::complex::Complex32>),
+    /// `c128` elements.
+    C128(HostVec<crate::complex::Complex64>),
 }
 
 /// Runs `$body` with `$v` bound to the typed vector inside a buffer, whatever its dtype.
@@ -49,6 +53,8 @@ macro_rules! with_buffer {
             $crate::buffer::Buffer::F16($v) => $body,
             $crate::buffer::Buffer::F32($v) => $body,
             $crate::buffer::Buffer::F64($v) => $body,
+            $crate::buffer::Buffer::C64($v) => $body,
+            $crate::buffer::Buffer::C128($v) => $body,
         }
     };
 }
@@ -105,6 +111,14 @@ macro_rules! with_dtype {
                 type $t = f64;
                 $body
             }
+            $crate::dtype::DType::C64 => {
+                type $t = $crate::complex::Complex32;
+                $body
+            }
+            $crate::dtype::DType::C128 => {
+                type $t = $crate::complex::Complex64;
+                $body
+            }
         }
     };
 }
@@ -126,6 +140,8 @@ impl Buffer {
             Buffer::F16(_) => DType::F16,
             Buffer::F32(_) => DType::F32,
             Buffer::F64(_) => DType::F64,
+            Buffer::C64(_) => DType::C64,
+            Buffer::C128(_) => DType::C128,
         }
     }
 

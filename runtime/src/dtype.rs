@@ -31,21 +31,26 @@ pub enum DType {
     F32,
     /// 64-bit float (`f64`).
     F64,
+    /// Complex of two f32s (`c64`): real part, then imaginary part.
+    C64,
+    /// Complex of two f64s (`c128`).
+    C128,
 }
 
 /// A dtype's kind, in the order Nx's `merge` ranks kinds: unsigned below signed below brain
-/// float below float.
+/// float below float below complex.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
     Unsigned,
     Signed,
     BrainFloat,
     Float,
+    Complex,
 }
 
 impl DType {
     /// Every dtype the runtime has: unsigned, signed, then float, each narrowest first.
-    pub const ALL: [DType; 12] = [
+    pub const ALL: [DType; 14] = [
         DType::U8,
         DType::U16,
         DType::U32,
@@ -58,6 +63,8 @@ impl DType {
         DType::F16,
         DType::F32,
         DType::F64,
+        DType::C64,
+        DType::C128,
     ];
 
     /// Size of one element in bytes.
@@ -66,7 +73,8 @@ impl DType {
             DType::U8 | DType::S8 => 1,
             DType::U16 | DType::S16 | DType::BF16 | DType::F16 => 2,
             DType::U32 | DType::S32 | DType::F32 => 4,
-            DType::U64 | DType::S64 | DType::F64 => 8,
+            DType::U64 | DType::S64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
         }
     }
 
@@ -76,10 +84,12 @@ impl DType {
             DType::S8 | DType::S16 | DType::S32 | DType::S64 => Kind::Signed,
             DType::BF16 => Kind::BrainFloat,
             DType::F16 | DType::F32 | DType::F64 => Kind::Float,
+            DType::C64 | DType::C128 => Kind::Complex,
         }
     }
 
-    /// The dtype of `kind` with `bits` bits (integers up to 64, floats 16 to 64).
+    /// The dtype of `kind` with `bits` bits (integers up to 64, floats 16 to 64, complex 64
+    /// and 128).
     fn of(kind: Kind, bits: usize) -> DType {
         match (kind, bits) {
             (Kind::Unsigned, 0..=8) => DType::U8,
@@ -94,6 +104,8 @@ impl DType {
             (Kind::Float, 0..=16) => DType::F16,
             (Kind::Float, 17..=32) => DType::F32,
             (Kind::Float, _) => DType::F64,
+            (Kind::Complex, 0..=64) => DType::C64,
+            (Kind::Complex, _) => DType::C128,
         }
     }
 
@@ -102,9 +114,41 @@ impl DType {
         self.size_in_bytes() * 8
     }
 
-    /// True for the float dtypes: bf16, f16, f32 and f64.
+    /// True for the float dtypes, complex ones included as Nx's `float?` includes them: bf16,
+    /// f16, f32, f64, c64 and c128.
     pub fn is_float(self) -> bool {
-        matches!(self.kind(), Kind::Float | Kind::BrainFloat)
+        matches!(self.kind(), Kind::Float | Kind::BrainFloat | Kind::Complex)
+    }
+
+    /// True for c64 and c128.
+    pub fn is_complex(self) -> bool {
+        self.kind() == Kind::Complex
+    }
+
+    /// True for the floats that are not complex.
+    pub fn is_real_float(self) -> bool {
+        self.is_float() && !self.is_complex()
+    }
+
+    /// The complex dtype this one computes in where a complex result is wanted (Nx's
+    /// `to_complex`): f64 becomes c128, complex stays, everything else c64.
+    pub fn to_complex(self) -> DType {
+        match self {
+            DType::C64 | DType::C128 => self,
+            DType::F64 => DType::C128,
+            _ => DType::C64,
+        }
+    }
+
+    /// The real dtype of a complex one's parts (Nx's `to_real`): c64 is f32, c128 is f64; a real
+    /// float stays, an integer becomes f32.
+    pub fn to_real(self) -> DType {
+        match self {
+            DType::C64 => DType::F32,
+            DType::C128 => DType::F64,
+            d if d.is_float() => d,
+            _ => DType::F32,
+        }
     }
 
     /// True for bf16 and f16: stored in 16 bits, computed in a wider float.
@@ -114,7 +158,7 @@ impl DType {
 
     /// True for the integer dtypes, signed or not.
     pub fn is_integer(self) -> bool {
-        !self.is_float()
+        matches!(self.kind(), Kind::Unsigned | Kind::Signed)
     }
 
     /// True for u8, u16, u32 and u64.
@@ -137,6 +181,10 @@ impl DType {
             (a, b) if a == b => DType::of(a, low.bits().max(high.bits())),
             (Kind::Unsigned, Kind::Signed) => {
                 DType::of(Kind::Signed, (low.bits() * 2).min(64).max(high.bits()))
+            }
+            // A real float's parts must fit: f64 with c64 is c128.
+            (Kind::Float, Kind::Complex) => {
+                DType::of(Kind::Complex, (low.bits() * 2).max(high.bits()))
             }
             _ => high,
         }
@@ -178,6 +226,8 @@ impl DType {
             "f16" => DType::F16,
             "f32" => DType::F32,
             "f64" => DType::F64,
+            "c64" => DType::C64,
+            "c128" => DType::C128,
             _ => return None,
         })
     }
@@ -197,6 +247,8 @@ impl DType {
             DType::F16 => "f16",
             DType::F32 => "f32",
             DType::F64 => "f64",
+            DType::C64 => "c64",
+            DType::C128 => "c128",
         }
     }
 }
@@ -253,5 +305,26 @@ mod tests {
         assert_eq!(U16.accumulator(), U32);
         assert_eq!(U64.accumulator(), S64);
         assert_eq!(S8.accumulator(), S32);
+    }
+
+    /// `Nx.Type.merge`'s documented complex examples, `to_complex` and `to_real`.
+    #[test]
+    fn complex_promotion_follows_nx() {
+        use DType::*;
+        assert_eq!(F16.promote(C64), C64);
+        assert_eq!(F32.promote(C64), C64);
+        assert_eq!(F64.promote(C64), C128);
+        assert_eq!(C64.promote(F32), C64);
+        assert_eq!(C128.promote(C64), C128);
+        assert_eq!(BF16.promote(C64), C64);
+        assert_eq!(S64.promote(C64), C64);
+        assert_eq!(U8.promote(C128), C128);
+        assert_eq!(F64.to_complex(), C128);
+        assert_eq!(S32.to_complex(), C64);
+        assert_eq!(C128.to_real(), F64);
+        assert_eq!(C64.to_real(), F32);
+        assert_eq!(S8.to_real(), F32);
+        assert_eq!(C64.accumulator(), C64);
+        assert!(C64.is_float() && !C64.is_real_float() && !C64.is_integer());
     }
 }

@@ -38,6 +38,14 @@ pub trait Element:
     fn to_u64(self) -> u64;
     /// Converts from u64 with `as` semantics (wrapping for integers, nearest for floats).
     fn from_u64(v: u64) -> Self;
+    /// The real and imaginary parts (a real value's imaginary part is 0).
+    fn to_parts(self) -> (f64, f64) {
+        (self.to_f64(), 0.0)
+    }
+    /// From real and imaginary parts: a real type keeps the real part, as Nx's `as_type` does.
+    fn from_parts(re: f64, _im: f64) -> Self {
+        Self::from_f64(re)
+    }
     /// Addition (wrapping for integers).
     fn add(self, o: Self) -> Self;
     /// Subtraction (wrapping for integers).
@@ -362,7 +370,10 @@ macro_rules! int_element {
 /// conversion the compiler vectorises.
 #[inline(always)]
 pub fn convert<T: Element, U: Element>(x: T) -> U {
-    if T::DTYPE.is_float() {
+    if T::DTYPE.is_complex() || U::DTYPE.is_complex() {
+        let (re, im) = x.to_parts();
+        U::from_parts(re, im)
+    } else if T::DTYPE.is_float() {
         U::from_f64(x.to_f64())
     } else if T::DTYPE == DType::U64 {
         U::from_u64(x.to_u64())

@@ -34,6 +34,8 @@ mod buffer_pool;
 pub mod cell_runtime;
 mod chart;
 mod client;
+mod complex;
+mod complex_element;
 pub mod contract;
 mod create;
 pub mod data;
@@ -78,6 +80,7 @@ pub use client::{
     client_info, clients, cuda_report, devices, devices_of, nccl_status, ClientInfo, CudaComponent,
     CudaReport, Gpu,
 };
+pub use complex::{Complex, Complex32, Complex64};
 pub use create::{on, Factory};
 pub use device::{Client, Device, MemoryKind};
 pub use display::{print_limit, set_print_limit};
@@ -102,6 +105,7 @@ pub use notebook::{
 };
 pub use ops::axes::{Axes, Axis, IntoAxes, IntoAxis, OneAxis};
 pub use ops::conv::Conv;
+pub use ops::fft::{Fft2Options, FftLength, FftOptions};
 pub use ops::linalg::{Norm, TriangularSolve};
 pub use ops::names::IntoNames;
 pub use ops::pad::PadMode;

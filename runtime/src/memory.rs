@@ -169,6 +169,9 @@ pub fn dispatch(device: Device, op: &Op, inputs: &[&Memory]) -> Result<Memory> {
     if let Some(stray) = inputs.iter().find(|m| m.kind() != device.memory_kind()) {
         return Err(stray_error(op, device, stray));
     }
+    if device.client == Client::Cuda && touches_complex(op, inputs) {
+        return through_host(device, op, inputs);
+    }
     if let Some(half) = half_operands(op, inputs)? {
         if !computes_halves(device, op, inputs) {
             return through_wide(device, op, inputs, half);
@@ -247,6 +250,26 @@ fn through_wide(device: Device, op: &Op, inputs: &[&Memory], half: DType) -> Res
     } else {
         Ok(out)
     }
+}
+
+/// True when `op` reads or writes c64 or c128 values.
+fn touches_complex(op: &Op, inputs: &[&Memory]) -> bool {
+    inputs.iter().any(|m| m.dtype().is_complex())
+        || matches!(op, Op::Cast(to) if to.is_complex())
+        || matches!(op, Op::Fft(_))
+}
+
+/// Runs `op` for an accelerator with no kernels for it (the GPU's for complex values, until
+/// they are written): the inputs downloaded, host's kernels run, the result uploaded back.
+/// Slower than the device, never wrong, and the result stays where the operands were.
+fn through_host(device: Device, op: &Op, inputs: &[&Memory]) -> Result<Memory> {
+    let buffers = inputs
+        .iter()
+        .map(|m| m.to_host())
+        .collect::<Result<Vec<Cow<'_, Buffer>>>>()?;
+    let refs: Vec<&Buffer> = buffers.iter().map(|b| b.as_ref()).collect();
+    let out = HostBackend.execute(Device::host(0), op, &refs)?;
+    Memory::place(out, device)
 }
 
 /// The placement error for `found`, an input of `op` that is not memory of `device`.

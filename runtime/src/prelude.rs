@@ -6,6 +6,7 @@
 
 pub use crate::chart::line_chart;
 pub use crate::client::{clients, devices};
+pub use crate::complex::{Complex, Complex32, Complex64};
 pub use crate::create::on;
 pub use crate::device::{Client, Device};
 pub use crate::dtype::DType;
@@ -18,6 +19,7 @@ pub use crate::jit::{jit, jit_cached, Jit};
 pub use crate::notebook::{clear_output, display, DisplayHandle, Html, Svg};
 pub use crate::ops::axes::Axis;
 pub use crate::ops::conv::Conv;
+pub use crate::ops::fft::{Fft2Options, FftLength, FftOptions};
 pub use crate::ops::linalg::{Norm, TriangularSolve};
 pub use crate::ops::pad::PadMode;
 pub use crate::ops::reduce::TieBreak;

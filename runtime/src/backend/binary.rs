@@ -348,6 +348,8 @@ impl Kernels for BinaryBackend {
             Buffer::S16(v) => Buffer::S16(build(n, &[n], |i| op.apply(v[i]))?),
             Buffer::S32(v) => Buffer::S32(build(n, &[n], |i| op.apply(v[i]))?),
             Buffer::S64(v) => Buffer::S64(build(n, &[n], |i| op.apply(v[i]))?),
+            Buffer::C64(v) => Buffer::C64(build(n, &[n], |i| op.apply_complex(v[i]))?),
+            Buffer::C128(v) => Buffer::C128(build(n, &[n], |i| op.apply_complex(v[i]))?),
         })
     }
 
@@ -369,6 +371,34 @@ impl Kernels for BinaryBackend {
 
     fn linalg(&self, op: &crate::ir::LinAlg, inputs: &[&Buffer]) -> Result<Buffer> {
         super::linalg_reference::run_buffers(op, inputs)
+    }
+
+    /// The plain sum of each row, in f64 (`Fft::reference_row`): O(n²), the reference. A
+    /// real-input transform is the complex one's first half.
+    fn fft(&self, x: &Buffer, f: &crate::ir::Fft) -> Result<Buffer> {
+        let wanted = x.dtype().is_complex() || (f.real_input && x.dtype().is_real_float());
+        if !wanted || x.dtype().is_half() {
+            return Err(crate::error::Error::InvalidArgument {
+                op: "fft",
+                message: format!("internal: a {} input reached the backend", x.dtype()),
+            });
+        }
+        let (n, width) = (f.length, f.out_width());
+        let mut rows: Vec<Vec<(f64, f64)>> = Vec::new();
+        with_buffer!(x, v => {
+            for row in v.chunks(n.max(1)).take(f.rows) {
+                let mut done = vec![(0.0, 0.0); n];
+                let parts: Vec<(f64, f64)> = row.iter().map(|z| z.to_parts()).collect();
+                f.reference_row(&parts, &mut done);
+                done.truncate(width);
+                rows.push(done);
+            }
+        });
+        crate::buffer::with_dtype!(x.dtype().to_complex(), U => {
+            let mut out = try_reserve::<U>(f.rows.saturating_mul(width), &[f.rows, width])?;
+            out.extend(rows.iter().flatten().map(|&(re, im)| U::from_parts(re, im)));
+            Ok(U::into_buffer(out))
+        })
     }
 
     fn conv(&self, input: &Buffer, kernel: &Buffer, dims: &ConvDims) -> Result<Buffer> {

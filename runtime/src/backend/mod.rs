@@ -19,6 +19,8 @@ macro_rules! same_dtype {
             ($crate::buffer::Buffer::S64($x), $crate::buffer::Buffer::S64($y)) => $body,
             ($crate::buffer::Buffer::F32($x), $crate::buffer::Buffer::F32($y)) => $body,
             ($crate::buffer::Buffer::F64($x), $crate::buffer::Buffer::F64($y)) => $body,
+            ($crate::buffer::Buffer::C64($x), $crate::buffer::Buffer::C64($y)) => $body,
+            ($crate::buffer::Buffer::C128($x), $crate::buffer::Buffer::C128($y)) => $body,
             (a, b) => return Err($crate::backend::dtype_mix($op, a.dtype(), b.dtype())),
         }
     };
@@ -133,7 +135,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::fused::Fused;
 use crate::ir::{
-    ArgOp, BinaryOp, ConvDims, LinAlg, MatmulDims, Op, ReduceOp, ScatterMode, Strided, UnaryOp,
+    ArgOp, BinaryOp, ConvDims, Fft, LinAlg, MatmulDims, Op, ReduceOp, ScatterMode, Strided, UnaryOp,
 };
 
 /// The backend contract: what a place of computation does with memory of its own kind.
@@ -297,6 +299,8 @@ pub trait Kernels {
     ) -> Result<Self::Buffer>;
     /// A factorisation or triangular solve over a batch of float matrices (`ir::linalg`).
     fn linalg(&self, op: &LinAlg, inputs: &[&Self::Buffer]) -> Result<Self::Buffer>;
+    /// The DFT of each row of a complex `[rows, length]` input (`ir::fft`).
+    fn fft(&self, x: &Self::Buffer, fft: &Fft) -> Result<Self::Buffer>;
     /// A fused region (one input per [`Fused::inputs`]).
     fn fused(&self, f: &Fused, inputs: &[&Self::Buffer]) -> Result<Self::Buffer>;
 }
@@ -403,6 +407,10 @@ pub fn route<K: Kernels + ?Sized>(kernels: &K, op: &Op, given: &[&K::Buffer]) ->
                 return Err(internal_arity(op, given.len()));
             }
             kernels.linalg(l, given)
+        }
+        Op::Fft(f) => {
+            let [x] = op_inputs(op, given)?;
+            kernels.fft(x, f)
         }
         Op::Fused(f) => {
             if given.len() != f.inputs.len() {

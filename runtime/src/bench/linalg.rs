@@ -1,7 +1,7 @@
 //! The linear-algebra benchmark: `svd`, `qr`, `cholesky`, `solve` and `eigh` of f64 matrices
 //! at 256, 512 and 1024 per device, beside NumPy's `numpy.linalg` (the same LAPACK routines,
-//! from NumPy's own OpenBLAS) timed in the same invocation by [`REFERENCE_SCRIPT`]. The FFT
-//! rows join when the FFT does.
+//! from NumPy's own OpenBLAS) timed in the same invocation by [`REFERENCE_SCRIPT`]; and
+//! `fft`/`rfft` of an f64 signal of 2^20 entries and of a prime length beside `numpy.fft`.
 
 use super::{measure, Progress, Report, Row};
 use crate::client::client_info;
@@ -17,6 +17,13 @@ pub const SIZES: [usize; 3] = [256, 512, 1024];
 /// The functions, as NumPy names them.
 pub const FUNCTIONS: [&str; 5] = ["svd", "qr", "cholesky", "solve", "eigh"];
 
+/// The signal lengths of the FFT rows: a power of two and a prime (Bluestein's or Rader's
+/// algorithm, where a radix-2 FFT cannot go).
+pub const FFT_LENGTHS: [usize; 2] = [1 << 20, 1_000_003];
+
+/// The transforms, as NumPy names them.
+pub const TRANSFORMS: [&str; 2] = ["fft", "rfft"];
+
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct LinalgBench {
@@ -24,6 +31,8 @@ pub struct LinalgBench {
     pub devices: Vec<Device>,
     /// The sizes (a subset of [`SIZES`] or others).
     pub sizes: Vec<usize>,
+    /// The FFT rows' signal lengths ([`FFT_LENGTHS`], or none).
+    pub fft_lengths: Vec<usize>,
     /// Warm-up and timed runs.
     pub runs: super::Runs,
 }
@@ -42,8 +51,9 @@ pub struct Reference {
 /// OpenBLAS kernel NumPy uses.
 pub const REFERENCE_SCRIPT: &str = r#"
 import json, sys, time, ctypes, glob, os
-sizes = [int(s) for s in sys.argv[1].split(",")]
+sizes = [int(s) for s in sys.argv[1].split(",") if s]
 warmup, timed = int(sys.argv[2]), int(sys.argv[3])
+lengths = [int(s) for s in sys.argv[4].split(",") if s] if len(sys.argv) > 4 else []
 try:
     import numpy as np
 except Exception as e:
@@ -76,6 +86,10 @@ for n in sizes:
     out[f"cholesky {n}"] = median(lambda: np.linalg.cholesky(spd))
     out[f"solve {n}"] = median(lambda: np.linalg.solve(a, b))
     out[f"eigh {n}"] = median(lambda: np.linalg.eigh(spd))
+for n in lengths:
+    x = rng.uniform(-1, 1, n)
+    out[f"fft {n}"] = median(lambda: np.fft.fft(x))
+    out[f"rfft {n}"] = median(lambda: np.fft.rfft(x))
 print(json.dumps({"name": f"NumPy {np.__version__} (OpenBLAS core {core})", "medians": out}))
 "#;
 
@@ -84,6 +98,36 @@ type Case<'a> = Box<dyn Fn() -> Result<Tensor> + 'a>;
 
 fn label(function: &str, n: usize) -> String {
     format!("{function} {n}")
+}
+
+/// The rows of `functions` at `n` on a `device` that is not available, with the reason.
+fn skipped(functions: &[&str], n: usize, device: Device, reason: &Option<String>) -> Vec<Row> {
+    functions
+        .iter()
+        .map(|f| Row::Skipped {
+            label: format!("{} @ {device}", label(f, n)),
+            reason: reason.clone().unwrap_or_else(|| "unavailable".into()),
+        })
+        .collect()
+}
+
+/// The note comparing a measured row with NumPy's median of the same label, if there is one.
+fn ratio(
+    device: Device,
+    row: &str,
+    m: &super::Measurement,
+    numpy: &std::result::Result<Reference, String>,
+) -> Option<String> {
+    let reference = numpy.as_ref().ok()?;
+    let (_, theirs) = reference.medians.iter().find(|(l, _)| *l == row)?;
+    let ours = m.median().as_secs_f64();
+    Some(format!(
+        "{device}: {row} at {:.2}x {} ({:.2} ms against {:.2} ms)",
+        theirs / ours.max(1e-12),
+        reference.name,
+        ours * 1e3,
+        theirs * 1e3
+    ))
 }
 
 /// Runs the benchmark beside NumPy's medians (or why there are none).
@@ -103,12 +147,7 @@ pub fn run(
         let info = client_info(device.client);
         for &n in &bench.sizes {
             if !info.available {
-                for f in FUNCTIONS {
-                    rows.push(Row::Skipped {
-                        label: format!("{} @ {device}", label(f, n)),
-                        reason: info.reason.clone().unwrap_or_else(|| "unavailable".into()),
-                    });
-                }
+                rows.extend(skipped(&FUNCTIONS, n, device, &info.reason));
                 continue;
             }
             let place = on(device);
@@ -126,18 +165,24 @@ pub fn run(
             for (name, f) in cases.iter() {
                 let row = label(name, n);
                 let m = measure(&row, bench.runs, progress, f)?;
-                if let Ok(reference) = numpy {
-                    if let Some((_, theirs)) = reference.medians.iter().find(|(l, _)| *l == row) {
-                        let ours = m.median().as_secs_f64();
-                        notes.push(format!(
-                            "{device}: {row} at {:.2}x {} ({:.2} ms against {:.2} ms)",
-                            theirs / ours.max(1e-12),
-                            reference.name,
-                            ours * 1e3,
-                            theirs * 1e3
-                        ));
-                    }
-                }
+                notes.extend(ratio(device, &row, &m, numpy));
+                rows.push(Row::Measured(m));
+            }
+        }
+        for &n in &bench.fft_lengths {
+            if !info.available {
+                rows.extend(skipped(&TRANSFORMS, n, device, &info.reason));
+                continue;
+            }
+            let x = on(device).random_uniform(n as u64, DType::F64, &[n], -1.0, 1.0)?;
+            let cases: [(&str, Case<'_>); 2] = [
+                ("fft", Box::new(|| x.fft())),
+                ("rfft", Box::new(|| x.rfft())),
+            ];
+            for (name, f) in cases.iter() {
+                let row = label(name, n);
+                let m = measure(&row, bench.runs, progress, f)?;
+                notes.extend(ratio(device, &row, &m, numpy));
                 rows.push(Row::Measured(m));
             }
         }
@@ -147,7 +192,7 @@ pub fn run(
     }
     progress.finish();
     Ok(Report {
-        title: "linalg: f64 factorisations and solves, beside NumPy in the same run".into(),
+        title: "linalg: f64 factorisations, solves and FFTs, beside NumPy in the same run".into(),
         rows,
         notes,
     })

@@ -33,6 +33,8 @@ fn npy_dtype(kind: char, size: &str) -> Option<DType> {
         ('f', "2") => DType::F16,
         ('f', "4") => DType::F32,
         ('f', "8") => DType::F64,
+        ('c', "8") => DType::C64,
+        ('c', "16") => DType::C128,
         _ => return None,
     })
 }
@@ -188,7 +190,9 @@ impl Header {
         let element = kind
             .and_then(|kind| npy_dtype(kind, chars.as_str()))
             .ok_or_else(|| {
-                format!("element type `{descr}` has no tensorbook dtype (u1-u8, i1-i8, f2-f8)")
+                format!(
+                    "element type `{descr}` has no tensorbook dtype (u1-u8, i1-i8, f2-f8, c8, c16)"
+                )
             })?;
         Ok(Header {
             element,
@@ -366,6 +370,8 @@ pub(crate) fn encode(tensor: &Tensor) -> Result<Vec<u8>> {
         DType::F16 => "<f2",
         DType::F32 => "<f4",
         DType::F64 => "<f8",
+        DType::C64 => "<c8",
+        DType::C128 => "<c16",
         DType::BF16 => {
             return Err(Error::InvalidArgument {
                 op: "write_npy",
@@ -475,11 +481,15 @@ mod tests {
                 .unwrap_err();
         assert!(err.contains("structured"), "{err}");
         let err =
-            Header::parse("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }").unwrap_err();
+            Header::parse("{'descr': '<c4', 'fortran_order': False, 'shape': (1,), }").unwrap_err();
         assert!(
-            err.contains("<c8") && err.contains("no tensorbook dtype"),
+            err.contains("<c4") && err.contains("no tensorbook dtype"),
             "{err}"
         );
+        let header =
+            Header::parse("{'descr': '>c16', 'fortran_order': False, 'shape': (1,), }").unwrap();
+        assert_eq!(header.element, DType::C128);
+        assert!(header.big_endian);
     }
 
     #[test]

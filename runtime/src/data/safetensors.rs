@@ -50,12 +50,13 @@ fn dtype_of(dtype: Dtype) -> Option<DType> {
         Dtype::F16 => DType::F16,
         Dtype::F32 => DType::F32,
         Dtype::F64 => DType::F64,
+        Dtype::C64 => DType::C64,
         _ => return None,
     })
 }
 
-fn safetensors_dtype(dtype: DType) -> Dtype {
-    match dtype {
+fn safetensors_dtype(dtype: DType) -> Option<Dtype> {
+    Some(match dtype {
         DType::U8 => Dtype::U8,
         DType::U16 => Dtype::U16,
         DType::U32 => Dtype::U32,
@@ -68,7 +69,10 @@ fn safetensors_dtype(dtype: DType) -> Dtype {
         DType::F16 => Dtype::F16,
         DType::F32 => Dtype::F32,
         DType::F64 => Dtype::F64,
-    }
+        DType::C64 => Dtype::C64,
+        // The format names no complex of two f64s.
+        DType::C128 => return None,
+    })
 }
 
 impl Factory {
@@ -129,7 +133,17 @@ pub fn write<'a>(
     let views = named
         .iter()
         .map(|(name, bytes, t)| {
-            TensorView::new(safetensors_dtype(t.dtype()), t.shape().to_vec(), bytes)
+            let dtype = safetensors_dtype(t.dtype()).ok_or_else(|| {
+                format_error(
+                    path,
+                    format!(
+                        "tensor `{name}` is {}, which safetensors has no type for: write c64 \
+                         (`as_type(DType::C64)`) or .npy",
+                        t.dtype()
+                    ),
+                )
+            })?;
+            TensorView::new(dtype, t.shape().to_vec(), bytes)
                 .map(|v| (*name, v))
                 .map_err(|e| format_error(path, format!("tensor `{name}`: {e}")))
         })

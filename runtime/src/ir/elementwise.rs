@@ -122,6 +122,21 @@ impl BinaryOp {
         matches!(self, BinaryOp::Divide | BinaryOp::Atan2)
     }
 
+    /// Ops with a meaning on complex values: arithmetic and equality (Nx raises for orderings,
+    /// `min`/`max`, `remainder`, `atan2` and the integer ops).
+    pub fn defined_for_complex(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Add
+                | BinaryOp::Subtract
+                | BinaryOp::Multiply
+                | BinaryOp::Divide
+                | BinaryOp::Pow
+                | BinaryOp::Equal
+                | BinaryOp::NotEqual
+        )
+    }
+
     /// Whether the op exists for `dtype` (the kernels instantiated for it).
     pub fn defined_for(self, dtype: crate::dtype::DType) -> bool {
         if dtype.is_float() {
@@ -269,11 +284,16 @@ pub enum UnaryOp {
     CountLeadingZeros,
     /// the one bits (integers only)
     PopulationCount,
+    /// the complex conjugate `re - im·i` (the value itself for real types)
+    Conjugate,
+    /// the imaginary part, as a complex value with no imaginary part (0 for real types);
+    /// `Tensor::imag` casts it to the real dtype
+    Imag,
 }
 
 impl UnaryOp {
     /// Every elementwise op of one operand.
-    pub const ALL: [UnaryOp; 35] = [
+    pub const ALL: [UnaryOp; 37] = [
         UnaryOp::Negate,
         UnaryOp::Abs,
         UnaryOp::Sign,
@@ -309,6 +329,8 @@ impl UnaryOp {
         UnaryOp::BitwiseNot,
         UnaryOp::CountLeadingZeros,
         UnaryOp::PopulationCount,
+        UnaryOp::Conjugate,
+        UnaryOp::Imag,
     ];
 
     /// The op's name in error messages.
@@ -349,7 +371,24 @@ impl UnaryOp {
             UnaryOp::BitwiseNot => "bitwise_not",
             UnaryOp::CountLeadingZeros => "count_leading_zeros",
             UnaryOp::PopulationCount => "population_count",
+            UnaryOp::Conjugate => "conjugate",
+            UnaryOp::Imag => "imag",
         }
+    }
+
+    /// Ops with a meaning on complex values (Nx raises for the others: rounding, the error
+    /// function family, bitwise ops).
+    pub fn defined_for_complex(self) -> bool {
+        !self.integer_only()
+            && !matches!(
+                self,
+                UnaryOp::Floor
+                    | UnaryOp::Ceil
+                    | UnaryOp::Round
+                    | UnaryOp::Erf
+                    | UnaryOp::Erfc
+                    | UnaryOp::ErfInv
+            )
     }
 
     /// Ops defined only on integers (Nx raises for floats).
@@ -411,7 +450,36 @@ impl UnaryOp {
             UnaryOp::BitwiseNot => x.bit_not(),
             UnaryOp::CountLeadingZeros => x.leading_zeros_of(),
             UnaryOp::PopulationCount => x.ones_of(),
+            UnaryOp::Imag => T::ZERO,
             _ => x,
+        }
+    }
+
+    /// The meaning on complex values: the float meaning with the principal branches, and the
+    /// ops whose real definitions compare (sign, sigmoid) or keep parts apart (conjugate,
+    /// imaginary part) written for the complex plane. The frontend refuses the rest (rounding,
+    /// erf, bitwise).
+    #[inline(always)]
+    pub fn apply_complex<T: Float>(self, x: T) -> T {
+        match self {
+            UnaryOp::Conjugate | UnaryOp::Imag => {
+                let (re, im) = x.to_parts();
+                if self == UnaryOp::Conjugate {
+                    T::from_parts(re, -im)
+                } else {
+                    T::from_parts(im, 0.0)
+                }
+            }
+            // z / |z|, and 0 at 0 (Nx's sign of a complex number).
+            UnaryOp::Sign => {
+                if x == T::ZERO {
+                    x
+                } else {
+                    x.div(x.abs())
+                }
+            }
+            UnaryOp::Sigmoid => T::ONE.div(T::ONE.add(x.neg().exp())),
+            other => other.apply_float(x),
         }
     }
 

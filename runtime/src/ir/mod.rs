@@ -7,6 +7,7 @@
 
 pub mod conv;
 pub mod elementwise;
+pub mod fft;
 pub mod fused;
 pub mod indexed;
 pub mod linalg;
@@ -15,6 +16,7 @@ pub mod stepwise;
 
 pub use conv::ConvDims;
 pub use elementwise::{ArgOp, BinaryOp, MatmulDims, ReduceOp, Strided, UnaryOp};
+pub use fft::Fft;
 pub use indexed::ScatterMode;
 pub use linalg::{Factorization, LinAlg};
 
@@ -146,6 +148,8 @@ pub enum Op {
     /// A factorisation or triangular solve of a batch of float matrices ([`linalg`]). Inputs:
     /// one or two per [`LinAlg::arity`].
     LinAlg(LinAlg),
+    /// A discrete Fourier transform of each row of a complex `[rows, length]` input ([`fft`]).
+    Fft(Fft),
     /// A region of elementwise ops, optionally reduced (built by `jit`). Inputs: one per
     /// [`fused::FusedInput`].
     Fused(std::sync::Arc<fused::Fused>),
@@ -184,6 +188,8 @@ impl Op {
             Op::Concatenate { .. } => "concatenate",
             Op::PutSlice { .. } => "put_slice",
             Op::LinAlg(l) => l.name(),
+            Op::Fft(f) if f.inverse => "ifft",
+            Op::Fft(_) => "fft",
             Op::Fused(_) => "fused",
         }
     }
@@ -210,6 +216,7 @@ impl Op {
         match self {
             Op::Binary { op, .. } if op.is_comparison() => DType::U8,
             Op::Cast(to) => *to,
+            Op::Fft(_) => input.to_complex(),
             Op::ArgReduce { .. } | Op::Sort { indices: true, .. } => DType::S64,
             Op::Fused(f) => f.out_dtype(),
             _ => input,
@@ -231,6 +238,7 @@ impl Op {
             | Op::Cumulative { .. }
             | Op::Sort { .. }
             | Op::Scatter(_) => input_len,
+            Op::Fft(f) => f.rows.saturating_mul(f.out_width()),
             Op::Gather { count } => *count,
             Op::Reduce { shape, axes, .. } => without(shape, axes),
             Op::ArgReduce { shape, axis, .. } => without(shape, &[*axis]),

@@ -422,6 +422,17 @@ fn batch_op(op: &Op, node: &Node, nodes: &[Node], inputs: &[Val], size: usize) -
                 &refs,
             )
         }
+        Op::Fft(f) => {
+            // Row-major rows: the batch of examples stacks more rows.
+            let x = full(&inputs[0], size)?;
+            run(
+                Op::Fft(crate::ir::Fft {
+                    rows: f.rows.saturating_mul(size),
+                    ..*f
+                }),
+                &[&x],
+            )
+        }
         Op::Fused(_) => Err(internal("a fused region in a trace")),
     }
 }

@@ -70,6 +70,9 @@ impl Tensor {
         if op.integer_only() && dtype.is_float() {
             return Err(integer_only(op.name(), dtype));
         }
+        if dtype.is_complex() && !op.defined_for_complex() {
+            return Err(super::complex::not_for_complex(op.name(), dtype));
+        }
         let out_shape = broadcast_shapes(op.name(), self.shape(), rhs.shape())?;
         check_shape(op.name(), &out_shape, dtype)?;
         let out_names =
@@ -148,8 +151,19 @@ impl Tensor {
         } else {
             self.dtype()
         };
+        if dtype.is_complex() && !op.defined_for_complex() {
+            return Err(super::complex::not_for_complex(op.name(), dtype));
+        }
         let x = self.prepared(dtype, device)?;
-        Ok(run(device, Op::Unary(op), &[&x], self.shape().to_vec())?.named_like(self))
+        let out = run(device, Op::Unary(op), &[&x], self.shape().to_vec())?;
+        // |z| of a complex number is real (Nx): the magnitude, computed as a complex value
+        // with no imaginary part, then its real part.
+        let out = if op == UnaryOp::Abs && dtype.is_complex() {
+            out.as_type(dtype.to_real())?
+        } else {
+            out
+        };
+        Ok(out.named_like(self))
     }
 
     unary_methods! {

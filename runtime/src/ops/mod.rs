@@ -15,10 +15,12 @@
 //! what they share: operands, number literals, and `run`.
 
 pub(crate) mod axes;
+mod complex;
 pub(crate) mod conv;
 mod cumulative;
 mod diagonal;
 mod elementwise;
+pub(crate) mod fft;
 mod indexed;
 pub(crate) mod linalg;
 mod logical;
@@ -129,7 +131,7 @@ fn fits(v: i128, d: DType) -> bool {
         DType::S16 => i16::try_from(v).is_ok(),
         DType::S32 => i32::try_from(v).is_ok(),
         DType::S64 => i64::try_from(v).is_ok(),
-        DType::BF16 | DType::F16 | DType::F32 | DType::F64 => true,
+        DType::BF16 | DType::F16 | DType::F32 | DType::F64 | DType::C64 | DType::C128 => true,
     }
 }
 

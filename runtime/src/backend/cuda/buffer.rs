@@ -6,6 +6,7 @@ use std::fmt;
 use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 
 use crate::buffer::Buffer;
+use crate::complex::{Complex32, Complex64};
 use crate::dtype::DType;
 use crate::element::Element;
 
@@ -23,6 +24,8 @@ pub(crate) enum CudaData {
     F16(CudaSlice<half::f16>),
     F32(CudaSlice<f32>),
     F64(CudaSlice<f64>),
+    C64(CudaSlice<Complex32>),
+    C128(CudaSlice<Complex64>),
 }
 
 /// Elements on the cuda device `ordinal`. `len` may be less than the allocation: an empty
@@ -49,6 +52,8 @@ impl CudaBuffer {
             CudaData::F16(_) => DType::F16,
             CudaData::F32(_) => DType::F32,
             CudaData::F64(_) => DType::F64,
+            CudaData::C64(_) => DType::C64,
+            CudaData::C128(_) => DType::C128,
         }
     }
 
@@ -116,3 +121,12 @@ cuda_element!(half::bf16, BF16);
 cuda_element!(half::f16, F16);
 cuda_element!(f32, F32);
 cuda_element!(f64, F64);
+cuda_element!(Complex32, C64);
+cuda_element!(Complex64, C128);
+
+// SAFETY: `Complex` is `repr(C)`, two floats and no padding: the layout of CUDA's
+// `cuComplex`/`cuDoubleComplex`, and all-zero bits are 0+0i.
+unsafe impl DeviceRepr for Complex32 {}
+unsafe impl ValidAsZeroBits for Complex32 {}
+unsafe impl DeviceRepr for Complex64 {}
+unsafe impl ValidAsZeroBits for Complex64 {}

@@ -156,10 +156,10 @@ pub fn sort_plan(width: u64, tile: u64) -> Vec<SortLaunch> {
 pub fn source() -> String {
     let mut s = String::from(BODY);
     s.push('\n');
-    for dtype in DType::ALL {
+    for dtype in kernel_dtypes() {
         if dtype.is_half() {
             // Halves only convert and move: dispatch computes every other op on them in f32.
-            for to in DType::ALL {
+            for to in kernel_dtypes() {
                 s.push_str(&format!(
                     "CAST_KERNEL({}, {dtype}, {to})\n",
                     cast_name(dtype, to)
@@ -181,7 +181,7 @@ pub fn source() -> String {
                 s.push_str(&format!("UNARY_KERNEL({name}, {functor}, {dtype})\n"));
             }
         }
-        for to in DType::ALL {
+        for to in kernel_dtypes() {
             s.push_str(&format!(
                 "CAST_KERNEL({}, {dtype}, {to})\n",
                 cast_name(dtype, to)
@@ -214,13 +214,19 @@ pub fn source() -> String {
     s
 }
 
+/// The dtypes the GPU's kernels are written for: every one but c64 and c128, whose ops run
+/// on host for now (`memory::dispatch`).
+fn kernel_dtypes() -> impl Iterator<Item = DType> {
+    DType::ALL.into_iter().filter(|d| !d.is_complex())
+}
+
 /// Every kernel name the source defines (the NVRTC check looks for each in the PTX).
 #[cfg(any(test, feature = "test-hooks"))]
 pub fn all_names() -> Vec<String> {
     let mut names = Vec::new();
-    for dtype in DType::ALL {
+    for dtype in kernel_dtypes() {
         if dtype.is_half() {
-            names.extend(DType::ALL.iter().map(|&to| cast_name(dtype, to)));
+            names.extend(kernel_dtypes().map(|to| cast_name(dtype, to)));
             names.extend(["copy_strided", "take"].map(|kind| named(kind, dtype)));
             continue;
         }
@@ -231,7 +237,7 @@ pub fn all_names() -> Vec<String> {
                 .map(|&op| binary_name(op, dtype)),
         );
         names.extend(UnaryOp::ALL.iter().filter_map(|&op| unary_name(op, dtype)));
-        names.extend(DType::ALL.iter().map(|&to| cast_name(dtype, to)));
+        names.extend(kernel_dtypes().map(|to| cast_name(dtype, to)));
         names.extend(ReduceOp::ALL.iter().map(|&op| reduce_name(op, dtype)));
         for op in ReduceOp::ALL {
             let name = cumulative_name(op, dtype);

@@ -834,6 +834,13 @@ impl Kernels for CudaBackend {
         upload(&computed, &[computed.len()], ordinal)
     }
 
+    /// Through host memory and host's FFT until cuFFT is bound (as the factorisations above).
+    fn fft(&self, x: &CudaBuffer, f: &crate::ir::Fft) -> Result<CudaBuffer> {
+        let host = download(x)?;
+        let computed = super::host::HostBackend.fft(&host, f)?;
+        upload(&computed, &[computed.len()], x.ordinal)
+    }
+
     /// A fused region as one generated kernel (`fused.rs`); a region that does not fit one
     /// runs step by step with the kernels above.
     fn fused(&self, f: &Fused, given: &[&CudaBuffer]) -> Result<CudaBuffer> {

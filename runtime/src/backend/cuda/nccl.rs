@@ -168,7 +168,10 @@ fn nccl_type(dtype: DType) -> Option<ncclDataType_t> {
         DType::S64 => ncclDataType_t::ncclInt64,
         DType::F32 => ncclDataType_t::ncclFloat32,
         DType::F64 => ncclDataType_t::ncclFloat64,
-        DType::U16 | DType::S16 | DType::BF16 | DType::F16 => return None,
+        // NCCL has no complex type; a complex sum is two float sums of the interleaved parts.
+        DType::U16 | DType::S16 | DType::BF16 | DType::F16 | DType::C64 | DType::C128 => {
+            return None
+        }
     })
 }
 
@@ -192,6 +195,8 @@ fn read_address<'a>(
         CudaData::F16(s) => s.device_ptr(stream),
         CudaData::F32(s) => s.device_ptr(stream),
         CudaData::F64(s) => s.device_ptr(stream),
+        CudaData::C64(s) => s.device_ptr(stream),
+        CudaData::C128(s) => s.device_ptr(stream),
     }
 }
 
@@ -215,6 +220,8 @@ fn write_address<'a>(
         CudaData::F16(s) => s.device_ptr_mut(stream),
         CudaData::F32(s) => s.device_ptr_mut(stream),
         CudaData::F64(s) => s.device_ptr_mut(stream),
+        CudaData::C64(s) => s.device_ptr_mut(stream),
+        CudaData::C128(s) => s.device_ptr_mut(stream),
     }
 }
 

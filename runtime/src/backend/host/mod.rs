@@ -21,6 +21,7 @@ use crate::shape::{numel, strides, unravel};
 
 mod blas;
 mod conv;
+mod fft;
 mod fused;
 mod halves;
 mod indexed;
@@ -166,6 +167,8 @@ impl Kernels for HostBackend {
             Buffer::S16(v) => Buffer::S16(map(v, |e| op.apply(e))?),
             Buffer::S32(v) => Buffer::S32(map(v, |e| op.apply(e))?),
             Buffer::S64(v) => Buffer::S64(map(v, |e| op.apply(e))?),
+            Buffer::C64(v) => Buffer::C64(map(v, |e| op.apply_complex(e))?),
+            Buffer::C128(v) => Buffer::C128(map(v, |e| op.apply_complex(e))?),
         })
     }
 
@@ -214,6 +217,10 @@ impl Kernels for HostBackend {
             FloatInputs::F32(x) => lapack::run(library, op, &x),
             FloatInputs::F64(x) => lapack::run(library, op, &x),
         }
+    }
+
+    fn fft(&self, x: &Buffer, f: &crate::ir::Fft) -> Result<Buffer> {
+        fft::fft(x, f)
     }
 
     fn conv(&self, input: &Buffer, kernel: &Buffer, dims: &ConvDims) -> Result<Buffer> {

@@ -97,6 +97,19 @@ macro_rules! half_radix_sorted {
 half_radix_sorted!(half::bf16, half::f16);
 radix_sorted!(float: f64);
 
+/// Complex values have no order; the frontend refuses to sort them, and this keeps the kernel
+/// total (real part, then imaginary part).
+macro_rules! complex_sorted {
+    ($($t:ty),*) => {$(
+        impl RadixSorted for $t {
+            fn sort_ascending(line: &mut [Self]) {
+                line.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+            }
+        }
+    )*};
+}
+complex_sorted!(crate::complex::Complex32, crate::complex::Complex64);
+
 impl RadixSorted for i32 {
     fn sort_ascending(line: &mut [Self]) {
         radsort::sort(line);
