@@ -6,7 +6,7 @@ TENSORBOOK_GPU_BUNDLE) must fit the 64 MiB a GPU machine takes, and run.sh must 
 suite skipped with the reason and exit 0 where there is no GPU, or run them where there is one.
 Its program's steps are checked here on the simulated accelerator, so the first GPU run is not
 the first run of that code."""
-import gzip
+import lzma
 import json
 import os
 import pathlib
@@ -42,10 +42,10 @@ def bundle():
 
 
 def unpacked(bundle, name, into):
-    """The bundle's binary `name` (carried gzipped, as run.sh unpacks it) as an executable in
+    """The bundle's binary `name` (carried xz-packed, as run.sh unpacks it) as an executable in
     `into`."""
     binary = into / name
-    binary.write_bytes(gzip.decompress((bundle / "bin" / f"{name}.gz").read_bytes()))
+    binary.write_bytes(lzma.decompress((bundle / "bin" / f"{name}.xz").read_bytes()))
     binary.chmod(0o755)
     return binary
 

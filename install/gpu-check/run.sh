@@ -16,18 +16,18 @@ out=${1:-$PWD/gpu-report}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 python=${PYTHON:-python3}
-# The bundle carries its binaries gzipped (bin/NAME.gz); they are unpacked here for this run.
-# A bundle with plain binaries is run as it is.
+# The bundle carries its binaries xz-packed (bin/NAME.xz); they are unpacked here for this run,
+# by xz or else Python's lzma. A bundle with plain binaries is run as it is.
 bin="$here/bin"
-if compgen -G "$here/bin/*.gz" > /dev/null; then
+if compgen -G "$here/bin/*.xz" > /dev/null; then
     bin=$(mktemp -d)
     trap 'rm -rf "$bin"' EXIT
-    for packed in "$here"/bin/*.gz; do
-        name=$(basename "$packed" .gz)
-        if command -v gzip > /dev/null; then
-            gzip -dc "$packed" > "$bin/$name"
+    for packed in "$here"/bin/*.xz; do
+        name=$(basename "$packed" .xz)
+        if command -v xz > /dev/null; then
+            xz -dc "$packed" > "$bin/$name"
         else
-            "$python" -c 'import gzip, shutil, sys; shutil.copyfileobj(gzip.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$packed" "$bin/$name"
+            "$python" -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$packed" "$bin/$name"
         fi || { echo "run.sh: cannot unpack $packed" >&2; exit 1; }
         chmod +x "$bin/$name"
     done
