@@ -13,11 +13,11 @@ use crate::tensor::Tensor;
 
 use super::run;
 
-/// Nx's error for a function that has no complex meaning.
-pub(crate) fn not_for_complex(op: &'static str, dtype: DType) -> Error {
+/// Nx's error for a function of `arity` arguments that has no complex meaning.
+pub(crate) fn not_for_complex(op: &'static str, arity: usize, dtype: DType) -> Error {
     Error::InvalidArgument {
         op,
-        message: format!("Nx.{op} does not support complex inputs (got {dtype})"),
+        message: format!("Nx.{op}/{arity} does not support complex inputs (got {dtype})"),
     }
 }
 
@@ -28,7 +28,7 @@ impl Tensor {
     pub fn complex(&self, imag: &Tensor) -> Result<Tensor> {
         for part in [self, imag] {
             if part.dtype().is_complex() {
-                return Err(not_for_complex("complex", part.dtype()));
+                return Err(not_for_complex("complex", 2, part.dtype()));
             }
         }
         let dtype = self.dtype().promote(imag.dtype()).to_complex();

@@ -53,6 +53,13 @@ impl Tensor {
             axis: normalize_axis("cumulative", axis, self.shape())?,
             reverse,
         };
+        if matches!(op, ReduceOp::Max | ReduceOp::Min) && self.dtype().is_complex() {
+            return Err(super::complex::not_for_complex(
+                kernel.name(),
+                2,
+                self.dtype(),
+            ));
+        }
         let device = resolve_device(kernel.name(), None, &[self])?;
         Ok(run(device, kernel, &[self], self.shape().to_vec())?.named_like(self))
     }

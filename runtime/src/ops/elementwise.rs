@@ -71,7 +71,7 @@ impl Tensor {
             return Err(integer_only(op.name(), dtype));
         }
         if dtype.is_complex() && !op.defined_for_complex() {
-            return Err(super::complex::not_for_complex(op.name(), dtype));
+            return Err(super::complex::not_for_complex(op.name(), 2, dtype));
         }
         let out_shape = broadcast_shapes(op.name(), self.shape(), rhs.shape())?;
         check_shape(op.name(), &out_shape, dtype)?;
@@ -152,7 +152,7 @@ impl Tensor {
             self.dtype()
         };
         if dtype.is_complex() && !op.defined_for_complex() {
-            return Err(super::complex::not_for_complex(op.name(), dtype));
+            return Err(super::complex::not_for_complex(op.name(), 1, dtype));
         }
         let x = self.prepared(dtype, device)?;
         let out = run(device, Op::Unary(op), &[&x], self.shape().to_vec())?;

@@ -20,6 +20,9 @@ impl Tensor {
         keep_axes: bool,
         dtype: DType,
     ) -> Result<Tensor> {
+        if matches!(op, ReduceOp::Max | ReduceOp::Min) && dtype.is_complex() {
+            return Err(super::complex::not_for_complex(name, 2, dtype));
+        }
         let axes = self.reduced_axes(name, axes)?;
         let device = resolve_device(name, None, &[self])?;
         let x = self.prepared(dtype, device)?;
@@ -228,6 +231,9 @@ impl Tensor {
         tie_break: TieBreak,
         dtype: DType,
     ) -> Result<Tensor> {
+        if self.dtype().is_complex() {
+            return Err(super::complex::not_for_complex(name, 2, self.dtype()));
+        }
         if dtype.is_float() {
             return Err(Error::InvalidArgument {
                 op: name,

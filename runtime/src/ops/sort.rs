@@ -62,6 +62,9 @@ impl Tensor {
 
     fn sort_op(&self, axis: isize, direction: Direction, indices: bool) -> Result<Tensor> {
         let name = if indices { "argsort" } else { "sort" };
+        if self.dtype().is_complex() {
+            return Err(super::complex::not_for_complex(name, 2, self.dtype()));
+        }
         let kernel = Op::Sort {
             shape: self.shape().to_vec(),
             axis: normalize_axis(name, axis, self.shape())?,

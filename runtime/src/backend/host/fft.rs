@@ -64,6 +64,7 @@ where
     Complex<R>: Element,
 {
     let n = fft.length;
+    rows_fit(x.len(), fft)?;
     let mut out = try_alloc(x.len(), Complex::<R>::ZERO, &[fft.rows, n])?;
     out.copy_from_slice(x);
     if n == 0 || out.is_empty() {
@@ -108,6 +109,7 @@ where
     Complex<R>: Element,
 {
     let (n, width) = (fft.length, fft.out_width());
+    rows_fit(x.len(), fft)?;
     let zero = <R as Element>::ZERO;
     let mut out = try_alloc(
         fft.rows.saturating_mul(width),
@@ -155,6 +157,22 @@ where
         });
     }
     Ok(out)
+}
+
+/// rustfft panics on a buffer that is not whole rows: an input of another length (a frontend
+/// bug) is an error instead.
+fn rows_fit(len: usize, fft: &Fft) -> Result<()> {
+    if Some(len) == fft.rows.checked_mul(fft.length) {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument {
+            op: "fft",
+            message: format!(
+                "internal: {len} entries given for {} rows of {}",
+                fft.rows, fft.length
+            ),
+        })
+    }
 }
 
 /// Our complex elements seen as rustfft's: both are `repr(C)` pairs of the same float, real
