@@ -89,13 +89,8 @@ impl Tensor {
     /// The angle of each entry in (-π, π] (`Nx.phase`, `atan2(imag, real)`), of the real dtype
     /// `real` gives: 0 for non-negative real numbers, π for negative ones.
     pub fn phase(&self) -> Result<Tensor> {
-        let real = self.real()?;
-        let real = if real.dtype().is_float() {
-            real
-        } else {
-            real.as_type(DType::F32)?
-        };
-        self.imag()?.atan2(&real)
+        // `real` is already a float for every input (integers become f32).
+        self.imag()?.atan2(&self.real()?)
     }
 }
 
