@@ -7,8 +7,9 @@ mod common;
 use common::{enable_sim, random};
 use proptest::prelude::*;
 use tensorbook::{
-    cond, custom_grad, grad, grad_wrt, jit_cached, on, value_and_grad, value_and_grad_wrt, Conv,
-    DType, Device, Direction, Padding, Result, Tensor, TriangularSolve,
+    cond, custom_grad, grad, grad_wrt, jit_cached, on, value_and_grad, value_and_grad_wrt,
+    Complex64, Conv, DType, Device, Direction, FftOptions, Padding, Result, Tensor,
+    TriangularSolve,
 };
 
 /// The devices every gradient is checked on.
@@ -47,6 +48,7 @@ enum Step {
     Convolved(usize, usize, usize),
     Branch(usize, usize, usize),
     LinearAlgebra(usize, usize, usize),
+    Spectral(usize, usize, usize),
 }
 
 fn step(s: &Step, vals: &[Tensor]) -> Result<Tensor> {
@@ -185,6 +187,27 @@ fn step(s: &Step, vals: &[Tensor]) -> Result<Tensor> {
                 }
             }
         }
+        Step::Spectral(k, a, b) => {
+            // Through complex values and back: transforms, parts, magnitudes and phases, with
+            // a complex factor that mixes real and imaginary parts (so a wrong cotangent of
+            // either shows).
+            let (x, y) = (v(a), v(b));
+            let turn = on(x.device()).scalar(Complex64::new(0.6, -0.8))?;
+            match k % 6 {
+                0 => x.fft()?.multiply(&turn)?.add(1.0)?.abs(),
+                1 => x.complex(y)?.multiply(&turn)?.exp()?.conjugate()?.imag(),
+                2 => x
+                    .fft_with(FftOptions::new().axis(0))?
+                    .multiply(&y.ifft()?)?
+                    .real(),
+                3 => x
+                    .rfft()?
+                    .multiply(&turn)?
+                    .irfft_with(FftOptions::new().length(4)),
+                4 => x.complex(&y.tanh()?.add(2.5)?)?.fft2()?.sin()?.phase(),
+                _ => x.complex(y)?.sqrt()?.multiply(&y.rfft()?.sum(..)?)?.abs(),
+            }
+        }
         Step::Branch(k, a, b) => {
             // `cond` on the data: compiled, the program takes one side; the gradient is that
             // side's.
@@ -218,6 +241,7 @@ fn step_strategy() -> impl Strategy<Value = Step> {
         (0usize..5, i(), i()).prop_map(|(k, a, b)| Step::Convolved(k, a, b)),
         (i(), i(), i()).prop_map(|(k, a, b)| Step::Branch(k, a, b)),
         (0usize..8, i(), i()).prop_map(|(k, a, b)| Step::LinearAlgebra(k, a, b)),
+        (0usize..6, i(), i()).prop_map(|(k, a, b)| Step::Spectral(k, a, b)),
     ]
 }
 
@@ -965,4 +989,199 @@ fn products_triangles_and_diagonals_differentiate() {
         ("outer", |x| x.outer(&x.sum([0])?)),
     ];
     check_weighted_sums(&cases);
+}
+
+/// A complex tensor of `shape` from its real and imaginary parts.
+fn complex_of(device: Device, re: &[f64], im: &[f64], shape: &[usize]) -> Tensor {
+    let part = |v: &[f64]| on(device).from_slice(v, shape).unwrap();
+    part(re).complex(&part(im)).unwrap()
+}
+
+/// The real and imaginary parts of a complex tensor.
+fn parts(z: &Tensor) -> (Vec<f64>, Vec<f64>) {
+    let part = |t: Tensor| t.as_type(DType::F64).unwrap().to_vec::<f64>().unwrap();
+    (part(z.real().unwrap()), part(z.imag().unwrap()))
+}
+
+/// Nx's gradient tests of complex functions (`grad_test.exs`: abs, fft and ifft with and
+/// without `:length`, composed with cos and exp, and `as_type` taking the real part).
+#[test]
+fn complex_gradients_follow_nx() {
+    let close = |got: &Tensor, re: &[f64], im: &[f64], what: &str| {
+        let (r, i) = parts(got);
+        for (k, (a, b)) in r.iter().zip(re).chain(i.iter().zip(im)).enumerate() {
+            assert!(
+                (a - b).abs() <= 1e-4 * b.abs().max(1.0),
+                "{what}: part {k}: {a} vs {b}"
+            );
+        }
+    };
+    for device in devices() {
+        let z = complex_of(device, &[0.0, 0.0, 2.0], &[0.0, 1.0, 0.0], &[3]);
+        let g = grad(|z: &Tensor| z.abs()?.sum(..)).call(&z).unwrap();
+        assert_eq!(g[0].dtype(), DType::C128);
+        close(&g[0], &[0.0, 0.0, 1.0], &[0.0, -1.0, 0.0], "abs");
+        let z = complex_of(device, &[0.0, 0.0, 2.0, 0.0], &[0.0, 1.0, 0.0, -3.0], &[4]);
+        let g = grad(|z: &Tensor| z.abs()?.pow(2.0)?.sum(..))
+            .call(&z)
+            .unwrap();
+        close(
+            &g[0],
+            &[0.0, 0.0, 4.0, 0.0],
+            &[0.0, -2.0, 0.0, 6.0],
+            "abs squared",
+        );
+
+        let t = complex_of(
+            device,
+            &[5.0, 5.0, 0.0, 0.0, 2.0, 2.0, 2.0, 2.0, 0.0, 0.0, 0.0, 0.0],
+            &[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0],
+            &[3, 4],
+        )
+        .as_type(DType::C64)
+        .unwrap();
+        let first =
+            |v: f64| -> Vec<f64> { (0..12).map(|i| if i % 4 == 0 { v } else { 0.0 }).collect() };
+        let zeros = [0.0; 12];
+        for (length, fft_scale, ifft_scale) in [(None, 4.0, 1.0), (Some(8usize), 8.0, 1.0)] {
+            let options = move || match length {
+                Some(n) => FftOptions::new().length(n),
+                None => FftOptions::new(),
+            };
+            let g = grad(move |t: &Tensor| t.fft_with(options())?.sum(..))
+                .call(&t)
+                .unwrap();
+            assert_eq!(g[0].dtype(), DType::C64);
+            close(&g[0], &first(fft_scale), &zeros, "grad of sum(fft)");
+            let g = grad(move |t: &Tensor| t.ifft_with(options())?.sum(..))
+                .call(&t)
+                .unwrap();
+            close(&g[0], &first(ifft_scale), &zeros, "grad of sum(ifft)");
+        }
+        let padded = t.pad(0, &[(0, 0, 0), (0, 2, 0)]).unwrap();
+        let composed = |inverse: bool| {
+            grad(move |t: &Tensor| {
+                let c = t.cos()?;
+                let options = FftOptions::new().length(4);
+                let f = if inverse {
+                    c.ifft_with(options)?
+                } else {
+                    c.fft_with(options)?
+                };
+                f.exp()?.sum(..)
+            })
+            .call(&padded)
+            .unwrap()
+            .remove(0)
+        };
+        close(
+            &composed(false),
+            &[
+                14.16124, 12.1516, 0.0, 0.0, 0.0, 0.0, -2.89999, 0.737196, 0.737196, 0.737196, 0.0,
+                0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+            ],
+            &[
+                0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -108.54785, 0.0,
+                0.0, 0.0, 0.0,
+            ],
+            "fft composed",
+        );
+        close(
+            &composed(true),
+            &[
+                1.0896463, 0.28715, 0.0, 0.0, 0.0, 0.0, -0.8319124, 0.077385, 0.077385, 0.077385,
+                0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+            ],
+            &[
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+                -0.57873374,
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+            ],
+            "ifft composed",
+        );
+
+        // as_type to a real type takes the real part, so its gradient is the real one.
+        let z = complex_of(device, &[1.0, 2.0, 3.0], &[1.0, 1.0, 1.0], &[3]);
+        let g = grad(|z: &Tensor| z.as_type(DType::F32)?.cos()?.sum(..))
+            .call(&z)
+            .unwrap();
+        let minus_sin: Vec<f64> = [1.0f64, 2.0, 3.0].iter().map(|x| -x.sin()).collect();
+        close(&g[0], &minus_sin, &[0.0; 3], "as_type");
+    }
+}
+
+/// Real functions of complex tensors against central differences along both parts: the
+/// gradient is `∂L/∂x - i·∂L/∂y` (Nx's and JAX's convention).
+#[test]
+fn complex_gradients_match_central_differences_along_both_parts() {
+    type Loss = fn(&Tensor) -> Result<Tensor>;
+    let cases: [(&str, Loss); 8] = [
+        ("abs", |z| z.add(0.5)?.abs()),
+        ("exp", |z| z.exp()?.real()),
+        ("square, imag", |z| z.square()?.imag()),
+        ("conjugate", |z| z.conjugate()?.multiply(&z.sin()?)?.real()),
+        ("phase", |z| z.phase()),
+        ("fft", |z| z.fft()?.abs()),
+        ("ifft along 0", |z| {
+            z.ifft_with(FftOptions::new().axis(0))?.imag()
+        }),
+        ("fft2, log", |z| z.fft2()?.add(7.0)?.log()?.real()),
+    ];
+    let re = [0.3, -1.2, 0.7, 2.0, -0.4, 1.1];
+    let im = [0.9, 0.2, -0.5, -1.3, 0.6, 0.4];
+    let h = 1e-6;
+    for device in devices() {
+        for &(name, loss) in &cases {
+            // Weighted unevenly, so no entry's gradient is another's.
+            let f = move |z: &Tensor| -> Result<Tensor> {
+                let y = loss(z)?;
+                let w = on(z.device())
+                    .iota(DType::F64, y.shape(), None)?
+                    .sin()?
+                    .add(0.5)?;
+                y.multiply(&w)?.sum(..)
+            };
+            let z = complex_of(device, &re, &im, &[2, 3]);
+            let g = grad(f).call(&z).unwrap().remove(0);
+            assert_eq!(g.dtype(), DType::C128, "{name}");
+            let (gr, gi) = parts(&g);
+            let at = |k: usize, part: usize, d: f64| {
+                let (mut r, mut i) = (re, im);
+                if part == 0 {
+                    r[k] += d
+                } else {
+                    i[k] += d
+                }
+                f(&complex_of(device, &r, &i, &[2, 3]))
+                    .unwrap()
+                    .to_scalar::<f64>()
+                    .unwrap()
+            };
+            for k in 0..6 {
+                let dx = (at(k, 0, h) - at(k, 0, -h)) / (2.0 * h);
+                let dy = (at(k, 1, h) - at(k, 1, -h)) / (2.0 * h);
+                for (got, want, part) in [(gr[k], dx, "real"), (gi[k], -dy, "imaginary")] {
+                    assert!(
+                        (got - want).abs() <= 1e-6 * want.abs().max(1.0),
+                        "{name} on {device}: {part} part of entry {k}: {got} against {want}"
+                    );
+                }
+            }
+        }
+    }
 }

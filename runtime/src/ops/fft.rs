@@ -282,6 +282,19 @@ impl Tensor {
         whole.transform(op, &options, Transform::Inverse)?.real()
     }
 
+    /// `fft` applied to each row of `self`, a contiguous `[rows, length]` tensor of the dtype
+    /// the transform reads (complex; f32 or f64 for a real-input one). The gradient rule
+    /// (`jit/vjp/fft.rs`) transforms cotangents with it.
+    pub(crate) fn fft_rows(&self, fft: Fft) -> Result<Tensor> {
+        let device = resolve_device("fft", None, &[self])?;
+        run(
+            device,
+            Op::Fft(fft),
+            &[self],
+            vec![fft.rows, fft.out_width()],
+        )
+    }
+
     /// The axis a 1-D transform runs along, as a position; rank-0 tensors have none.
     fn fft_axis(&self, op: &'static str, axis: Axis) -> Result<usize> {
         if self.rank() == 0 {
@@ -337,8 +350,7 @@ impl Tensor {
             real_input,
             eps: options.eps.abs(),
         };
-        let flat = z.reshape(&[rows, length])?;
-        let done = run(device, Op::Fft(fft), &[&flat], vec![rows, width])?;
+        let done = z.reshape(&[rows, length])?.fft_rows(fft)?;
         moved_shape[last] = width;
         let mut out = done.reshape(&moved_shape)?;
         if axis != last {

@@ -8,7 +8,9 @@
 //! sign/floor/ceil/round, integer values), as in Nx, never reach here: `grad.rs` does not let a
 //! gradient flow through them.
 
+mod complex;
 mod conv;
+mod fft;
 mod linalg;
 mod site;
 
@@ -28,21 +30,6 @@ use crate::tensor::Tensor;
 /// The gradient of each input of `op` (`None` where none is wanted), given the gradient `g`
 /// of its result.
 pub(crate) fn vjp(op: &Op, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
-    let complex = std::iter::once(site.result)
-        .chain(site.inputs)
-        .find(|t| t.dtype().is_complex());
-    if let Some(t) = complex {
-        return Err(Error::InvalidArgument {
-            op: "grad",
-            message: format!(
-                "`{}` computes on {} values, and gradients through complex values are not \
-                 written yet: take the gradient of a real function of real inputs, or \
-                 `stop_grad` the complex part",
-                op.name(),
-                t.dtype()
-            ),
-        });
-    }
     match op {
         Op::Binary {
             op,
@@ -147,8 +134,7 @@ pub(crate) fn vjp(op: &Op, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<Ten
         }
         Op::ArgReduce { .. } | Op::Sort { indices: true, .. } => Ok(vec![None]),
         Op::LinAlg(l) => linalg::linalg(l, site, g),
-        // Complex results are refused above.
-        Op::Fft(_) => Err(internal("an fft reached the real gradient rules")),
+        Op::Fft(f) => fft::fft(f, site, g),
         Op::Fused(_) => Err(internal("a fused region in a trace being differentiated")),
     }
 }
@@ -376,6 +362,7 @@ fn unary(op: UnaryOp, site: &Site<'_>, g: &Tensor) -> Result<Tensor> {
     let dt = g.dtype();
     match op {
         UnaryOp::Negate => g.negate(),
+        UnaryOp::Abs if x.dtype().is_complex() => complex::abs(site, &g),
         // Nx: the slope of |x| is 1 from 0 on.
         UnaryOp::Abs => g.multiply(
             &mask(x.greater_equal(0.0)?, dt)?
@@ -415,11 +402,9 @@ fn unary(op: UnaryOp, site: &Site<'_>, g: &Tensor) -> Result<Tensor> {
                 .exp()?
                 .multiply(std::f64::consts::PI.sqrt() / 2.0)?,
         ),
-        // Real values only reach here (complex ones are refused above): conjugation is the
-        // identity and the imaginary part a constant 0.
-        UnaryOp::Conjugate => Ok(g.clone()),
-        UnaryOp::Imag
-        | UnaryOp::Sign
+        UnaryOp::Conjugate => g.conjugate(),
+        UnaryOp::Imag => complex::imag(site, &g),
+        UnaryOp::Sign
         | UnaryOp::Floor
         | UnaryOp::Ceil
         | UnaryOp::Round
