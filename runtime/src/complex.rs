@@ -12,6 +12,14 @@ pub struct Complex<R> {
     pub im: R,
 }
 
+/// The parts of `z` in memory order, `[re0, im0, re1, im1, ...]`: a complex matrix read as
+/// a real one with twice the columns.
+pub(crate) fn interleaved<R: Copy>(z: &[Complex<R>]) -> &[R] {
+    // SAFETY: `Complex<R>` is `repr(C)` with two fields of type `R`, so it has `R`'s alignment,
+    // no padding, and the size of two `R`s; the slice covers exactly `2 * z.len()` of them.
+    unsafe { std::slice::from_raw_parts(z.as_ptr().cast::<R>(), z.len() * 2) }
+}
+
 /// A `c64` element.
 pub type Complex32 = Complex<f32>;
 /// A `c128` element.

@@ -449,6 +449,33 @@ fn complex_values_are_refused_where_nx_refuses_them() {
     assert_eq!((g[0].dtype(), g[0].shape()), (x.dtype(), x.shape()));
 }
 
+/// Products large enough for host's four real GEMMs (a batch against one matrix, and a batch
+/// against a batch) agree with binary's loop.
+#[test]
+fn large_complex_products_agree_with_binary() {
+    for dtype in [DType::C64, DType::C128] {
+        let a = random_complex(11, dtype, &[2, 48, 40]);
+        let one = random_complex(12, dtype, &[40, 56]);
+        let many = random_complex(13, dtype, &[2, 40, 56]);
+        for b in [&one, &many] {
+            let expected = a.matmul(b).unwrap();
+            for d in devices() {
+                let got = a
+                    .backend_copy(d)
+                    .unwrap()
+                    .matmul(&b.backend_copy(d).unwrap())
+                    .unwrap();
+                near(
+                    &format!("matmul {dtype} {:?} on {d}", b.shape()),
+                    &expected,
+                    &got,
+                    tolerance(dtype),
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn compiled_and_vectorised_transforms_match_eager() {
     for d in devices() {

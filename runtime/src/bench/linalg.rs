@@ -1,6 +1,7 @@
 //! The linear-algebra benchmark: `svd`, `qr`, `cholesky`, `solve` and `eigh` of f64 matrices
-//! at 256, 512 and 1024 per device, beside NumPy's `numpy.linalg` (the same LAPACK routines,
-//! from NumPy's own OpenBLAS) timed in the same invocation by [`REFERENCE_SCRIPT`]; and
+//! and the product of c128 ones at 256, 512 and 1024 per device, beside NumPy's `numpy.linalg`
+//! and `@` (the same LAPACK routines and zgemm, from NumPy's own OpenBLAS) timed in the same
+//! invocation by [`REFERENCE_SCRIPT`]; and
 //! `fft`/`rfft` of an f64 signal of 2^20 entries and of a prime length beside `numpy.fft`.
 
 use super::{measure, Progress, Report, Row};
@@ -15,7 +16,7 @@ use crate::tensor::Tensor;
 pub const SIZES: [usize; 3] = [256, 512, 1024];
 
 /// The functions, as NumPy names them.
-pub const FUNCTIONS: [&str; 5] = ["svd", "qr", "cholesky", "solve", "eigh"];
+pub const FUNCTIONS: [&str; 6] = ["svd", "qr", "cholesky", "solve", "eigh", "dot_c128"];
 
 /// The signal lengths of the FFT rows: a power of two and a prime (Bluestein's or Rader's
 /// algorithm, where a radix-2 FFT cannot go).
@@ -86,6 +87,8 @@ for n in sizes:
     out[f"cholesky {n}"] = median(lambda: np.linalg.cholesky(spd))
     out[f"solve {n}"] = median(lambda: np.linalg.solve(a, b))
     out[f"eigh {n}"] = median(lambda: np.linalg.eigh(spd))
+    z = a + 1j * rng.uniform(-1, 1, (n, n))
+    out[f"dot_c128 {n}"] = median(lambda: z @ z)
 for n in lengths:
     x = rng.uniform(-1, 1, n)
     out[f"fft {n}"] = median(lambda: np.fft.fft(x))
@@ -155,12 +158,15 @@ pub fn run(
             let eye = place.eye(DType::F64, n)?.multiply(n as f64)?;
             let spd = a.dot(&a.transpose(..)?)?.add(&eye)?;
             let b = place.random_uniform(n as u64 + 1, DType::F64, &[n], -1.0, 1.0)?;
-            let cases: [(&str, Case<'_>); 5] = [
+            let imag = place.random_uniform(n as u64 + 2, DType::F64, &[n, n], -1.0, 1.0)?;
+            let z = a.complex(&imag)?;
+            let cases: [(&str, Case<'_>); 6] = [
                 ("svd", Box::new(|| Ok(a.svd()?.1))),
                 ("qr", Box::new(|| Ok(a.qr()?.1))),
                 ("cholesky", Box::new(|| spd.cholesky())),
                 ("solve", Box::new(|| a.solve(&b))),
                 ("eigh", Box::new(|| Ok(spd.eigh()?.0))),
+                ("dot_c128", Box::new(|| z.dot(&z))),
             ];
             for (name, f) in cases.iter() {
                 let row = label(name, n);

@@ -8,11 +8,12 @@
 //! Neither library is a build dependency: it is opened with `dlopen` on first use, as `cudarc`
 //! opens CUDA, and when none loads (or `TENSORBOOK_BLAS=none`) host keeps the `gemm` crate.
 
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 use std::sync::OnceLock;
 
 use libloading::Library;
 
+use crate::complex::Complex;
 use crate::element::Element;
 use crate::settings::{self, HostBlas};
 
@@ -46,10 +47,31 @@ type Gemm<T> = unsafe extern "C" fn(
     c_int,
 );
 
-/// An opened BLAS: its two GEMMs and the name it was opened by.
+/// CBLAS's `cgemm`/`zgemm`: as [`Gemm`], with alpha and beta passed by address.
+type ComplexGemm = unsafe extern "C" fn(
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    *const c_void,
+    *const c_void,
+    c_int,
+    *const c_void,
+    c_int,
+    *const c_void,
+    *mut c_void,
+    c_int,
+);
+
+/// An opened BLAS: its GEMMs and the name it was opened by.
 pub(super) struct Blas {
     sgemm: Gemm<f32>,
     dgemm: Gemm<f64>,
+    /// `cblas_cgemm` and `cblas_zgemm`, where the library has them.
+    cgemm: Option<ComplexGemm>,
+    zgemm: Option<ComplexGemm>,
     /// What was opened (for `tensorbook bench`'s header).
     pub(super) name: String,
     /// Keeps the symbols above valid.
@@ -58,14 +80,24 @@ pub(super) struct Blas {
 
 fn open(name: &str) -> Option<Blas> {
     // SAFETY: loading a BLAS runs its initialisers, which only set up its thread pool and
-    // CPU detection; the two symbols have CBLAS's standard signatures.
+    // CPU detection; the symbols have CBLAS's standard signatures.
     unsafe {
         let library = Library::new(name).ok()?;
         let sgemm = *library.get::<Gemm<f32>>(b"cblas_sgemm\0").ok()?;
         let dgemm = *library.get::<Gemm<f64>>(b"cblas_dgemm\0").ok()?;
+        let cgemm = library
+            .get::<ComplexGemm>(b"cblas_cgemm\0")
+            .ok()
+            .map(|f| *f);
+        let zgemm = library
+            .get::<ComplexGemm>(b"cblas_zgemm\0")
+            .ok()
+            .map(|f| *f);
         Some(Blas {
             sgemm,
             dgemm,
+            cgemm,
+            zgemm,
             name: name.to_string(),
             _library: library,
         })
@@ -152,6 +184,64 @@ impl Blas {
                 ni.max(1),
                 T::ZERO,
                 out.as_mut_ptr(),
+                ni.max(1),
+            );
+        }
+        true
+    }
+}
+
+impl Blas {
+    /// `out = a · b` for complex row-major matrices (`cgemm` for c64, `zgemm` for c128), when
+    /// the library has the routine and every dimension fits CBLAS's `int`; `false` (nothing
+    /// written) otherwise.
+    pub(super) fn complex_gemm<R: Element>(
+        &self,
+        a: &[Complex<R>],
+        b: &[Complex<R>],
+        m: usize,
+        k: usize,
+        n: usize,
+        out: &mut [Complex<R>],
+    ) -> bool {
+        let (Ok(mi), Ok(ki), Ok(ni)) = (c_int::try_from(m), c_int::try_from(k), c_int::try_from(n))
+        else {
+            return false;
+        };
+        if a.len() < m * k || b.len() < k * n || out.len() < m * n {
+            return false;
+        }
+        let id = std::any::TypeId::of::<R>();
+        let f = if id == std::any::TypeId::of::<f32>() {
+            self.cgemm
+        } else if id == std::any::TypeId::of::<f64>() {
+            self.zgemm
+        } else {
+            None
+        };
+        let Some(f) = f else { return false };
+        let (one, zero) = (
+            Complex::new(R::ONE, R::ZERO),
+            Complex::new(R::ZERO, R::ZERO),
+        );
+        // SAFETY: R is f32 for cgemm and f64 for zgemm (checked above), and `Complex<R>` is
+        // two `R`s, real part first, as CBLAS's complex types; the slices hold m·k, k·n and
+        // m·n elements, row-major with leading dimensions k, n and n (at least 1).
+        unsafe {
+            f(
+                ROW_MAJOR,
+                NO_TRANS,
+                NO_TRANS,
+                mi,
+                ni,
+                ki,
+                (&one as *const Complex<R>).cast(),
+                a.as_ptr().cast(),
+                ki.max(1),
+                b.as_ptr().cast(),
+                ni.max(1),
+                (&zero as *const Complex<R>).cast(),
+                out.as_mut_ptr().cast(),
                 ni.max(1),
             );
         }

@@ -55,8 +55,13 @@ impl HostBackend {
 }
 
 use loops::*;
-use matmul::{gemm_float, matmul_int};
+use matmul::{gemm_complex, gemm_float, matmul_int, COMPLEX_GEMM_FROM};
 pub use matmul::{gemm_name, system_blas_dot};
+
+/// Whether a complex product is large enough for [`gemm_complex`].
+fn complex_gemm(d: MatmulDims) -> bool {
+    d.m.saturating_mul(d.n).saturating_mul(d.k) >= COMPLEX_GEMM_FROM
+}
 
 super::host_buffer_backend!(HostBackend);
 
@@ -202,6 +207,12 @@ impl Kernels for HostBackend {
         Ok(match (lhs, rhs) {
             (Buffer::F32(a), Buffer::F32(b)) => Buffer::F32(gemm_float(a, b, d)?),
             (Buffer::F64(a), Buffer::F64(b)) => Buffer::F64(gemm_float(a, b, d)?),
+            (Buffer::C64(a), Buffer::C64(b)) if complex_gemm(d) => {
+                Buffer::C64(gemm_complex(a, b, d)?)
+            }
+            (Buffer::C128(a), Buffer::C128(b)) if complex_gemm(d) => {
+                Buffer::C128(gemm_complex(a, b, d)?)
+            }
             _ => same_dtype!("dot", lhs, rhs, |a, b| Element::into_buffer(matmul_int(
                 a, b, d
             )?)),
