@@ -170,9 +170,10 @@ enum BenchWhat {
         #[arg(long)]
         json: bool,
     },
-    /// Linear algebra: svd, qr, cholesky, solve and eigh of f64 matrices at 256, 512 and 1024,
-    /// and fft and rfft of f64 signals of 2^20 and 1,000,003 (a prime) entries, per device,
-    /// beside NumPy's numpy.linalg and numpy.fft timed in the same run.
+    /// Linear algebra: svd, qr, cholesky, solve and eigh of f64 matrices and the product of
+    /// c128 ones at 256, 512 and 1024, and fft and rfft of f64 signals of 2^20 and 1,000,003 (a
+    /// prime) entries, per device, beside NumPy's numpy.linalg, @ and numpy.fft timed in the
+    /// same run.
     Linalg {
         /// Devices in order; unavailable ones are skipped.
         #[arg(long, default_value = "host")]

@@ -466,7 +466,7 @@ fn bench_linalg_sets_numpy_beside_host_factorisations() {
         .filter(|r| r["median_ms"].is_number())
         .filter_map(|r| r["label"].as_str())
         .collect();
-    for f in ["svd", "qr", "cholesky", "solve", "eigh"] {
+    for f in ["svd", "qr", "cholesky", "solve", "eigh", "dot_c128"] {
         let label = format!("{f} 32 @ host:0");
         assert!(measured.contains(&label.as_str()), "{label}: {v}");
     }
@@ -474,7 +474,9 @@ fn bench_linalg_sets_numpy_beside_host_factorisations() {
     assert!(notes.contains("host's LAPACK"), "{v}");
     if with_numpy {
         assert!(
-            notes.contains("svd 32 at") && notes.contains("NumPy"),
+            notes.contains("svd 32 at")
+                && notes.contains("dot_c128 32 at")
+                && notes.contains("NumPy"),
             "{v}"
         );
     } else {
