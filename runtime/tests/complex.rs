@@ -2,14 +2,15 @@
 //! `imag`, `conjugate`, `phase`, `fft`, `ifft`, `fft2`, `ifft2`, `rfft` and `irfft`; complex
 //! arithmetic, functions, reductions, products and layout on every device against `binary`;
 //! the transforms' identities at power-of-two, composite and prime lengths; the errors Nx
-//! raises; `jit`, `vmap` and the formats that carry complex values.
+//! raises; `jit`, `vmap` and the formats that carry complex values; `Nx.LinAlg`'s complex
+//! examples and complex systems solved on every device.
 
 mod common;
 
 use common::{enable_sim, random};
 use tensorbook::{
     jit, on, vmap, Complex32, Complex64, DType, Device, Direction, Fft2Options, FftLength,
-    FftOptions, Tensor,
+    FftOptions, Tensor, TriangularSolve,
 };
 
 fn devices() -> Vec<Device> {
@@ -515,4 +516,183 @@ fn complex_tensors_travel_through_npy_and_safetensors() {
     let wide = random_complex(10, DType::C128, &[3]);
     let err = tensorbook::data::safetensors::write([("w", &wide)], &path).unwrap_err();
     assert!(err.to_string().contains("c128"), "{err}");
+}
+
+/// A c64 tensor from (re, im) pairs.
+fn c64(values: &[(f32, f32)], shape: &[usize]) -> Tensor {
+    let v: Vec<Complex32> = values.iter().map(|&(r, i)| Complex32::new(r, i)).collect();
+    on(Device::BINARY).from_vec(v, shape).unwrap()
+}
+
+/// `Nx.LinAlg`'s documented examples with complex inputs.
+#[test]
+fn linear_algebra_follows_nx_complex_examples() {
+    for d in devices() {
+        let at = |t: Tensor| t.backend_copy(d).unwrap();
+        let a = at(c64(
+            &[(1.0, 0.0), (0.0, 2.0), (3.0, 0.0), (0.0, -4.0)],
+            &[2, 2],
+        ));
+        let adj = a.adjoint().unwrap();
+        assert_eq!(adj.dtype(), DType::C64);
+        assert_eq!(
+            printed(&adj),
+            "[ [1.0-0.0i, 3.0-0.0i], [0.0-2.0i, 0.0+4.0i] ]",
+            "{d}"
+        );
+
+        let m = at(c64(
+            &[(0.0, 3.0), (4.0, 0.0), (4.0, 0.0), (0.0, 0.0)],
+            &[2, 2],
+        ));
+        let n = m.norm_axes(tensorbook::Norm::Default, [0], false).unwrap();
+        assert_eq!(
+            (n.dtype(), printed(&n)),
+            (DType::F32, "[5.0, 4.0]".into()),
+            "{d}"
+        );
+        let m = at(c64(
+            &[(0.0, 3.0), (0.0, 0.0), (4.0, 0.0), (0.0, 0.0)],
+            &[2, 2],
+        ));
+        let n = m.norm_of(tensorbook::Norm::NegInf).unwrap();
+        assert_eq!(
+            (n.dtype(), n.to_scalar::<f32>().unwrap()),
+            (DType::F32, 3.0),
+            "{d}"
+        );
+        let l = at(c64(
+            &[
+                (1.0, 0.0),
+                (0.0, 0.0),
+                (0.0, 0.0),
+                (1.0, 0.0),
+                (0.0, 1.0),
+                (0.0, 0.0),
+                (0.0, 1.0),
+                (1.0, 0.0),
+                (1.0, 0.0),
+            ],
+            &[3, 3],
+        ));
+        let b = at(c64(&[(1.0, 0.0), (-1.0, 0.0), (3.0, 3.0)], &[3]));
+        let x = l.triangular_solve(&b, TriangularSolve::new()).unwrap();
+        assert_eq!((x.dtype(), x.device()), (DType::C64, d));
+        near(
+            &format!("triangular_solve on {d}"),
+            &c64(&[(1.0, 0.0), (0.0, 2.0), (3.0, 0.0)], &[3]),
+            &x.backend_copy(Device::BINARY).unwrap(),
+            1e-6,
+        );
+        let diagonal = at(c64(
+            &[
+                (1.0, 0.0),
+                (0.0, 0.0),
+                (0.0, 0.0),
+                (0.0, 0.0),
+                (0.0, 2.0),
+                (0.0, 0.0),
+                (0.0, 0.0),
+                (0.0, 0.0),
+                (3.0, 0.0),
+            ],
+            &[3, 3],
+        ));
+        assert_eq!(printed(&diagonal.determinant().unwrap()), "0.0+6.0i");
+
+        // Nx's refusals, and a clear error where tensorbook has no complex factorisation yet.
+        let v = at(c64(&[(1.0, 0.0), (2.0, 0.0)], &[2]));
+        assert!(a
+            .matrix_rank()
+            .unwrap_err()
+            .to_string()
+            .contains("Nx.LinAlg.matrix_rank/2 is not yet implemented for complex inputs"));
+        assert!(a
+            .least_squares(&v)
+            .unwrap_err()
+            .to_string()
+            .contains("Nx.LinAlg.least_squares/2 is not yet implemented for complex inputs"));
+        let hermitian = at(c64(
+            &[(1.0, 0.0), (0.0, -2.0), (0.0, 2.0), (5.0, 0.0)],
+            &[2, 2],
+        ));
+        for err in [
+            hermitian.cholesky().map(|_| ()),
+            a.qr().map(|_| ()),
+            a.svd().map(|_| ()),
+            hermitian.eigh().map(|_| ()),
+        ] {
+            let err = err.unwrap_err().to_string();
+            assert!(
+                err.contains("not yet implemented for complex inputs"),
+                "{err}"
+            );
+        }
+    }
+}
+
+/// Complex systems through the real embedding: `a·x = b` and `a·a⁻¹ = I` hold, on every
+/// device, for batches and for each of triangular_solve's options.
+#[test]
+fn complex_systems_solve_on_every_device() {
+    for dtype in [DType::C64, DType::C128] {
+        let tol = if dtype == DType::C64 { 1e-4 } else { 1e-10 };
+        let eye = on(Device::BINARY).eye(dtype, 4).unwrap();
+        // Diagonally dominant, so well conditioned.
+        let a = random_complex(21, dtype, &[2, 4, 4])
+            .add(&eye.multiply(6.0).unwrap())
+            .unwrap();
+        let b = random_complex(22, dtype, &[2, 4, 3]);
+        for d in devices() {
+            let (a, b) = (a.backend_copy(d).unwrap(), b.backend_copy(d).unwrap());
+            let x = a.solve(&b).unwrap();
+            assert_eq!((x.dtype(), x.device()), (dtype, d));
+            near(
+                &format!("a·solve(a, b) {dtype} on {d}"),
+                &b,
+                &a.matmul(&x).unwrap(),
+                tol,
+            );
+            let column = b.slice_along_axis(0, 1, -1).unwrap().squeeze([-1]).unwrap();
+            let xc = a.solve(&column).unwrap();
+            assert_eq!(xc.shape(), &[2, 4]);
+            let inv = a.invert().unwrap();
+            let identity = on(d).eye(dtype, 4).unwrap().broadcast(&[2, 4, 4]).unwrap();
+            near(
+                &format!("a·a⁻¹ {dtype} on {d}"),
+                &identity,
+                &a.matmul(&inv).unwrap(),
+                tol,
+            );
+            for lower in [true, false] {
+                for transpose in [false, true] {
+                    for left_side in [true, false] {
+                        let options = TriangularSolve::new()
+                            .lower(lower)
+                            .transpose(transpose)
+                            .left_side(left_side);
+                        let tri = if lower { a.tril(0) } else { a.triu(0) }.unwrap();
+                        let op_a = if transpose {
+                            tri.transpose([0, 2, 1]).unwrap()
+                        } else {
+                            tri
+                        };
+                        let rhs = if left_side {
+                            b.clone()
+                        } else {
+                            b.transpose([0, 2, 1]).unwrap()
+                        };
+                        let x = a.triangular_solve(&rhs, options).unwrap();
+                        let back = if left_side {
+                            op_a.matmul(&x)
+                        } else {
+                            x.matmul(&op_a)
+                        }
+                        .unwrap();
+                        near(&format!("{options:?} {dtype} on {d}"), &rhs, &back, tol);
+                    }
+                }
+            }
+        }
+    }
 }

@@ -1130,7 +1130,7 @@ fn complex_gradients_follow_nx() {
 #[test]
 fn complex_gradients_match_central_differences_along_both_parts() {
     type Loss = fn(&Tensor) -> Result<Tensor>;
-    let cases: [(&str, Loss); 8] = [
+    let cases: [(&str, Loss); 9] = [
         ("abs", |z| z.add(0.5)?.abs()),
         ("exp", |z| z.exp()?.real()),
         ("square, imag", |z| z.square()?.imag()),
@@ -1141,6 +1141,11 @@ fn complex_gradients_match_central_differences_along_both_parts() {
             z.ifft_with(FftOptions::new().axis(0))?.imag()
         }),
         ("fft2, log", |z| z.fft2()?.add(7.0)?.log()?.real()),
+        ("solve", |z| {
+            let shift = on(z.device()).eye(z.dtype(), 2)?.multiply(3.0)?;
+            let a = z.slice(&[0, 0], &[2, 2], None)?.add(&shift)?;
+            a.solve(z)?.abs()
+        }),
     ];
     let re = [0.3, -1.2, 0.7, 2.0, -0.4, 1.1];
     let im = [0.9, 0.2, -0.5, -1.3, 0.6, 0.4];

@@ -79,6 +79,16 @@ pub(super) fn run_parts(
     vectors: &[usize],
 ) -> Result<Vec<Tensor>> {
     let name = op.name();
+    if let Some(z) = operands.iter().find(|t| t.dtype().is_complex()) {
+        return Err(invalid(
+            name,
+            format!(
+                "Nx.LinAlg.{name} is not yet implemented for complex inputs in tensorbook (got \
+                 {}); solve, triangular_solve, invert and determinant up to 3×3 take them",
+                z.signature()
+            ),
+        ));
+    }
     let device = resolve_device(name, None, operands)?;
     let (count, per, parts) = (op.batch(), op.per_matrix(), op.parts());
     let out = run(device, Op::LinAlg(op), operands, vec![count, per])?;
@@ -120,4 +130,27 @@ pub(super) fn factor(t: &Tensor, kind: Factorization) -> Result<Vec<Tensor>> {
         n,
     };
     run_parts(op, &[&x], &batch, vector_parts(kind))
+}
+
+/// Each complex `[.., n, n]` matrix `a` as the real `[.., 2n, 2n]` one `[[re, -im], [im, re]]`:
+/// `a·x = b` holds exactly when that matrix times `[re x; im x]` is `[re b; im b]`, so the
+/// real solvers solve complex systems (twice the rows of one complex LU's work), composed,
+/// so every backend and the gradient take them.
+pub(super) fn real_embedding(a: &Tensor) -> Result<Tensor> {
+    let (re, im) = (a.real()?, a.imag()?);
+    let top = Tensor::concatenate(&[re.clone(), im.negate()?], -1)?;
+    let bottom = Tensor::concatenate(&[im, re], -1)?;
+    Tensor::concatenate(&[top, bottom], -2)
+}
+
+/// `[.., n, m]` complex columns as the real `[.., 2n, m]` ones `[re; im]`.
+pub(super) fn stacked_parts(b: &Tensor) -> Result<Tensor> {
+    Tensor::concatenate(&[b.real()?, b.imag()?], -2)
+}
+
+/// The inverse of [`stacked_parts`]: `[.., 2n, m]` real back to `[.., n, m]` complex.
+pub(super) fn from_stacked_parts(x: &Tensor, n: usize) -> Result<Tensor> {
+    let re = x.slice_along_axis(0, n, -2)?;
+    let im = x.slice_along_axis(n, n, -2)?;
+    re.complex(&im)
 }

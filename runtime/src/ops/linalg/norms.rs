@@ -59,7 +59,8 @@ impl Tensor {
                 ),
             ));
         }
-        let out = self.dtype().to_float();
+        // A norm is real: of a complex tensor, in its parts' type (Nx).
+        let out = self.dtype().to_float().to_real();
         let abs = self.abs()?;
         let matrix = rank == 2 && axes.is_none();
         let result = match ord {
@@ -118,7 +119,7 @@ impl Tensor {
     /// `(Σ(|x|/c)^p)^(1/p)·c` with `c` the largest `|x|` (1 where that is 0), as Nx scales it
     /// against overflow.
     fn p_norm(&self, p: i32, axes: Option<&[isize]>, keep: bool) -> Result<Tensor> {
-        let abs = self.abs()?.as_type(self.dtype().to_float())?;
+        let abs = self.abs()?.as_type(self.dtype().to_float().to_real())?;
         let largest = abs.reduce_max_over(axes, true)?;
         let scale = largest.greater(0.0)?.select(&largest, 1.0)?;
         let sum = abs
@@ -146,7 +147,12 @@ impl Tensor {
         }
         let mut order: Vec<isize> = (0..rank as isize).collect();
         order.swap(rank - 2, rank - 1);
-        self.transpose(order)
+        let turned = self.transpose(order)?;
+        if self.dtype().is_complex() {
+            turned.conjugate()
+        } else {
+            Ok(turned)
+        }
     }
 
     /// Each square matrix to the integer `power` by repeated squaring

@@ -1,7 +1,8 @@
 //! Solvers: `triangular_solve` and `solve` (each one [`Op::LinAlg`](crate::ir::Op) of every
 //! backend: LAPACK's `?trsm` and `?getrf`/`?getrs` on host), and composed as Nx composes them
 //! `invert` (solve against the identity), `determinant` (closed forms to 3×3, the LU's
-//! diagonal beyond), `pinv` and `least_squares` (SVD) and `matrix_rank`.
+//! diagonal beyond), `pinv` and `least_squares` (SVD) and `matrix_rank`. Complex systems are
+//! solved as real ones twice the size (`matrices::real_embedding`).
 
 use crate::create::on;
 use crate::dtype::DType;
@@ -11,7 +12,10 @@ use crate::session::resolve_device;
 use crate::shape::numel;
 use crate::tensor::Tensor;
 
-use super::matrices::{factor, floating, invalid, matrices, run_parts, square};
+use super::matrices::{
+    factor, floating, from_stacked_parts, invalid, matrices, real_embedding, run_parts, square,
+    stacked_parts,
+};
 
 /// The options of [`Tensor::triangular_solve`] (Nx's `lower`, `left_side`, `transform_a`):
 /// `TriangularSolve::new()` is Nx's default (lower, left side, `a` as it is).
@@ -73,6 +77,42 @@ fn as_systems(batch: &[usize], n: usize, b: &[usize], left_side: bool) -> Option
     }
 }
 
+/// `triangular_solve` of complex `a` (`[.., n, n]`) and `b` (as [`as_systems`] reads it):
+/// the triangle `options` names, turned as they say, solved through [`real_embedding`]. A zero
+/// on the diagonal makes the system singular, which `solve` reports as the real op does.
+fn complex_triangular_solve(
+    a: &Tensor,
+    b: &Tensor,
+    batch: &[usize],
+    [rows, cols]: [usize; 2],
+    options: TriangularSolve,
+) -> Result<Tensor> {
+    let triangle = if options.lower {
+        a.tril(0)?
+    } else {
+        a.triu(0)?
+    };
+    let last_two = |t: &Tensor| -> Result<Tensor> {
+        let r = t.rank() as isize;
+        let mut order: Vec<isize> = (0..r).collect();
+        order.swap((r - 2) as usize, (r - 1) as usize);
+        t.transpose(order)
+    };
+    let op_a = if options.transpose {
+        last_two(&triangle)?
+    } else {
+        triangle
+    };
+    let systems = b.reshape(&[batch, &[rows, cols]].concat())?;
+    let x = if options.left_side {
+        op_a.solve(&systems)?
+    } else {
+        // x·A = b is Aᵀ·xᵀ = bᵀ.
+        last_two(&last_two(&op_a)?.solve(&last_two(&systems)?)?)?
+    };
+    x.reshape(b.shape())
+}
+
 impl Tensor {
     /// `x` with `a·x = b` for this lower-triangular `a` (`Nx.LinAlg.triangular_solve(a, b)`),
     /// or as `options` say: upper triangular, `x·a = b`, `aᵀ` for `a`. `b` is `[.., n]` (one
@@ -102,6 +142,9 @@ impl Tensor {
         };
         let dtype = self.dtype().promote(b.dtype()).to_float();
         let (a, rhs) = (self.as_type(dtype)?, b.as_type(dtype)?);
+        if dtype.is_complex() {
+            return complex_triangular_solve(&a, &rhs, &batch, [rows, cols], options);
+        }
         let op = LinAlg::TriangularSolve {
             batch: numel(&batch),
             n,
@@ -152,6 +195,10 @@ impl Tensor {
         let a = self.as_type(dtype)?;
         let column = b.rank() == self.rank() - 1;
         let rhs = if column { b.new_axis(-1)? } else { b.clone() }.as_type(dtype)?;
+        if dtype.is_complex() {
+            let x = real_embedding(&a)?.solve_as(&stacked_parts(&rhs)?, strict)?;
+            return from_stacked_parts(&x, n)?.reshape(b.shape());
+        }
         let op = LinAlg::Solve {
             batch: numel(&batch),
             n,
@@ -302,6 +349,12 @@ impl Tensor {
                 ),
             ));
         }
+        if self.dtype().is_complex() {
+            return Err(invalid(
+                OP,
+                "Nx.LinAlg.least_squares/2 is not yet implemented for complex inputs".into(),
+            ));
+        }
         self.pinv_with(1e-15)?.dot(b)
     }
 
@@ -321,6 +374,12 @@ impl Tensor {
                     self.rank(),
                     self.shape()
                 ),
+            ));
+        }
+        if self.dtype().is_complex() {
+            return Err(invalid(
+                "matrix_rank",
+                "Nx.LinAlg.matrix_rank/2 is not yet implemented for complex inputs".into(),
             ));
         }
         let (_, s, _) = self.svd_reduced()?;
