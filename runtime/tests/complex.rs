@@ -616,8 +616,14 @@ fn linear_algebra_follows_nx_complex_examples() {
             &[(1.0, 0.0), (0.0, -2.0), (0.0, 2.0), (5.0, 0.0)],
             &[2, 2],
         ));
+        let l = hermitian.cholesky().unwrap();
+        assert_eq!((l.dtype(), l.device()), (DType::C64, d));
+        assert_eq!(
+            printed(&l),
+            "[ [1.0+0.0i, 0.0+0.0i], [0.0+2.0i, 1.0+0.0i] ]",
+            "{d}"
+        );
         for err in [
-            hermitian.cholesky().map(|_| ()),
             a.qr().map(|_| ()),
             a.svd().map(|_| ()),
             hermitian.eigh().map(|_| ()),
@@ -656,6 +662,21 @@ fn complex_systems_solve_on_every_device() {
             let column = b.slice_along_axis(0, 1, -1).unwrap().squeeze([-1]).unwrap();
             let xc = a.solve(&column).unwrap();
             assert_eq!(xc.shape(), &[2, 4]);
+            // A Hermitian positive-definite batch: l·lᴴ = h, l lower with a real diagonal.
+            let h = a.matmul(&a.adjoint().unwrap()).unwrap();
+            let l = h.cholesky().unwrap();
+            near(
+                &format!("l·lᴴ {dtype} on {d}"),
+                &h,
+                &l.matmul(&l.adjoint().unwrap()).unwrap(),
+                tol * 10.0,
+            );
+            near(
+                &format!("lower {dtype} on {d}"),
+                &l.tril(0).unwrap(),
+                &l,
+                0.0,
+            );
             let inv = a.invert().unwrap();
             let identity = on(d).eye(dtype, 4).unwrap().broadcast(&[2, 4, 4]).unwrap();
             near(

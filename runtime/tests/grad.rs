@@ -1130,7 +1130,7 @@ fn complex_gradients_follow_nx() {
 #[test]
 fn complex_gradients_match_central_differences_along_both_parts() {
     type Loss = fn(&Tensor) -> Result<Tensor>;
-    let cases: [(&str, Loss); 9] = [
+    let cases: [(&str, Loss); 10] = [
         ("abs", |z| z.add(0.5)?.abs()),
         ("exp", |z| z.exp()?.real()),
         ("square, imag", |z| z.square()?.imag()),
@@ -1145,6 +1145,11 @@ fn complex_gradients_match_central_differences_along_both_parts() {
             let shift = on(z.device()).eye(z.dtype(), 2)?.multiply(3.0)?;
             let a = z.slice(&[0, 0], &[2, 2], None)?.add(&shift)?;
             a.solve(z)?.abs()
+        }),
+        ("cholesky", |z| {
+            let shift = on(z.device()).eye(z.dtype(), 2)?.multiply(3.0)?;
+            let h = z.matmul(&z.adjoint()?)?.add(&shift)?;
+            h.cholesky()?.abs()?.dot(z)?.real()
         }),
     ];
     let re = [0.3, -1.2, 0.7, 2.0, -0.4, 1.1];

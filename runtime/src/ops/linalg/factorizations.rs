@@ -1,11 +1,14 @@
 //! The factorisations: each one [`Op::LinAlg`](crate::ir::Op) over the batch (LAPACK on host,
 //! the reference algorithms on binary), its parts cut apart by `super::run_parts`.
 
+use crate::create::on;
+use crate::dtype::DType;
 use crate::error::Result;
 use crate::ir::Factorization;
+use crate::session::resolve_device;
 use crate::tensor::Tensor;
 
-use super::matrices::factor;
+use super::matrices::{factor, square};
 
 fn two(mut parts: Vec<Tensor>) -> Result<(Tensor, Tensor)> {
     let second = parts.pop();
@@ -19,11 +22,49 @@ fn two(mut parts: Vec<Tensor>) -> Result<(Tensor, Tensor)> {
     }
 }
 
+/// The Cholesky factor of each Hermitian positive-definite complex matrix (`l·lᴴ = a`, `l`'s
+/// diagonal real and positive), composed column by column (Cholesky–Crout: column `j` is
+/// `(a[:, j] - l[:, :j]·conj(l[j, :j])) / l[j, j]` below the diagonal), so every backend and
+/// the gradient take it; `n` steps of a matrix-vector product, written for the notebook sizes
+/// complex factorisations come in until a complex kernel exists. Only the lower triangle is
+/// read; a matrix that is not positive definite gives NaN, as the real op.
+fn complex_cholesky(a: &Tensor) -> Result<Tensor> {
+    let (batch, n) = square("cholesky", a)?;
+    let device = resolve_device("cholesky", None, &[a])?;
+    let place = on(device);
+    let rows = place.iota(DType::S64, &[n], None)?;
+    let mut columns: Vec<Tensor> = Vec::with_capacity(n);
+    for j in 0..n {
+        let mut column = a.slice_along_axis(j, 1, -1)?;
+        if j > 0 {
+            let done = Tensor::stack(&columns, -1)?;
+            // conj(l[j, :j]) as a column: the adjoint of row j.
+            let row = done.slice_along_axis(j, 1, -2)?;
+            column = column.subtract(&done.matmul(&row.adjoint()?)?)?;
+        }
+        let pivot = column.slice_along_axis(j, 1, -2)?.real()?.sqrt()?;
+        let pivot_z = pivot.as_type(a.dtype())?;
+        let below = rows.greater(j as i64)?.new_axis(-1)?;
+        let at = rows.equal(j as i64)?.new_axis(-1)?;
+        let scaled = column.divide(&pivot_z)?;
+        let diagonal = pivot_z.broadcast(&[&batch[..], &[n, 1]].concat())?;
+        let column = at.select(&diagonal, &below.select(&scaled, 0.0)?)?;
+        columns.push(column.squeeze([-1])?);
+    }
+    if n == 0 {
+        return Ok(a.clone());
+    }
+    Tensor::stack(&columns, -1)
+}
+
 impl Tensor {
     /// The lower-triangular `l` with `l·lᵀ = self` for each symmetric positive-definite matrix
     /// of the last two axes (`Nx.LinAlg.cholesky`); only the lower triangle is read. A matrix
     /// that is not positive definite gives NaN.
     pub fn cholesky(&self) -> Result<Tensor> {
+        if self.dtype().is_complex() {
+            return complex_cholesky(self);
+        }
         let mut parts = factor(self, Factorization::Cholesky)?;
         parts
             .pop()
