@@ -599,6 +599,14 @@ fn linear_algebra_follows_nx_complex_examples() {
             &[3, 3],
         ));
         assert_eq!(printed(&diagonal.determinant().unwrap()), "0.0+6.0i");
+        let mut v = vec![(0.0f32, 0.0f32); 16];
+        v[3] = (1.0, 0.0);
+        v[5] = (0.0, 2.0);
+        v[10] = (3.0, 0.0);
+        v[12] = (1.0, 0.0);
+        let det = at(c64(&v, &[4, 4])).determinant().unwrap();
+        assert_eq!((det.dtype(), det.device()), (DType::C64, d));
+        assert_eq!(parts(&det), [(0.0, -6.0)], "{d}");
 
         // Nx's refusals, and a clear error where tensorbook has no complex factorisation yet.
         let v = at(c64(&[(1.0, 0.0), (2.0, 0.0)], &[2]));
@@ -662,6 +670,31 @@ fn complex_systems_solve_on_every_device() {
             let column = b.slice_along_axis(0, 1, -1).unwrap().squeeze([-1]).unwrap();
             let xc = a.solve(&column).unwrap();
             assert_eq!(xc.shape(), &[2, 4]);
+            // Determinants: of a real matrix as complex, the real one (LAPACK's LU); and
+            // det(a·b) = det(a)·det(b).
+            let real = a.real().unwrap();
+            let as_complex = real.as_type(dtype).unwrap().determinant().unwrap();
+            let expected = real.determinant().unwrap().as_type(dtype).unwrap();
+            near(
+                &format!("det of real {dtype} on {d}"),
+                &expected,
+                &as_complex,
+                tol,
+            );
+            let c = b.slice_along_axis(0, 1, -1).unwrap();
+            let square = c.matmul(&c.adjoint().unwrap()).unwrap().add(&a).unwrap();
+            let product = a.matmul(&square).unwrap().determinant().unwrap();
+            let expected = a
+                .determinant()
+                .unwrap()
+                .multiply(&square.determinant().unwrap())
+                .unwrap();
+            near(
+                &format!("det(a·b) {dtype} on {d}"),
+                &expected,
+                &product,
+                tol,
+            );
             // A Hermitian positive-definite batch: l·lᴴ = h, l lower with a real diagonal.
             let h = a.matmul(&a.adjoint().unwrap()).unwrap();
             let l = h.cholesky().unwrap();

@@ -1130,7 +1130,7 @@ fn complex_gradients_follow_nx() {
 #[test]
 fn complex_gradients_match_central_differences_along_both_parts() {
     type Loss = fn(&Tensor) -> Result<Tensor>;
-    let cases: [(&str, Loss); 10] = [
+    let cases: [(&str, Loss); 11] = [
         ("abs", |z| z.add(0.5)?.abs()),
         ("exp", |z| z.exp()?.real()),
         ("square, imag", |z| z.square()?.imag()),
@@ -1150,6 +1150,13 @@ fn complex_gradients_match_central_differences_along_both_parts() {
             let shift = on(z.device()).eye(z.dtype(), 2)?.multiply(3.0)?;
             let h = z.matmul(&z.adjoint()?)?.add(&shift)?;
             h.cholesky()?.abs()?.dot(z)?.real()
+        }),
+        ("determinant", |z| {
+            // 4×4, past the closed forms: the pivoted elimination.
+            let m = Tensor::concatenate(&[z.clone(), z.sin()?], 0)?;
+            let shift = on(z.device()).eye(z.dtype(), 4)?.multiply(2.0)?;
+            let h = m.matmul(&m.transpose(..)?)?.add(&shift)?;
+            h.determinant()?.multiply(z)?.imag()
         }),
     ];
     let re = [0.3, -1.2, 0.7, 2.0, -0.4, 1.1];

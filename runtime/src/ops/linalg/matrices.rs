@@ -84,8 +84,7 @@ pub(super) fn run_parts(
             name,
             format!(
                 "Nx.LinAlg.{name} is not yet implemented for complex inputs in tensorbook (got \
-                 {}); cholesky, solve, triangular_solve, invert and determinant up to 3×3 \
-                 take them",
+                 {}); cholesky, solve, triangular_solve, invert and determinant take them",
                 z.signature()
             ),
         ));
