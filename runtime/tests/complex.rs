@@ -695,6 +695,43 @@ fn complex_systems_solve_on_every_device() {
                 &product,
                 tol,
             );
+            // LU with partial pivoting: p·l·u = a, l unit lower, u upper, p a permutation.
+            let (p, l, u) = a.lu().unwrap();
+            assert_eq!((l.dtype(), l.device()), (dtype, d));
+            let plu = p.matmul(&l).unwrap().matmul(&u).unwrap();
+            near(&format!("p·l·u {dtype} on {d}"), &a, &plu, tol);
+            near(
+                &format!("u upper {dtype} on {d}"),
+                &u.triu(0).unwrap(),
+                &u,
+                0.0,
+            );
+            let unit = l.take_diagonal(0).unwrap();
+            near(
+                &format!("l's diagonal {dtype} on {d}"),
+                &on(d).ones(dtype, &[2, 4]).unwrap(),
+                &unit,
+                0.0,
+            );
+            near(
+                &format!("l lower {dtype} on {d}"),
+                &l.tril(0).unwrap(),
+                &l,
+                0.0,
+            );
+            let ones = on(d).ones(dtype, &[2, 4]).unwrap();
+            near(
+                &format!("p's rows {dtype} on {d}"),
+                &ones,
+                &p.sum([-1]).unwrap(),
+                0.0,
+            );
+            near(
+                &format!("p's columns {dtype} on {d}"),
+                &ones,
+                &p.sum([-2]).unwrap(),
+                0.0,
+            );
             // A Hermitian positive-definite batch: l·lᴴ = h, l lower with a real diagonal.
             let h = a.matmul(&a.adjoint().unwrap()).unwrap();
             let l = h.cholesky().unwrap();

@@ -84,7 +84,8 @@ pub(super) fn run_parts(
             name,
             format!(
                 "Nx.LinAlg.{name} is not yet implemented for complex inputs in tensorbook (got \
-                 {}); cholesky, solve, triangular_solve, invert and determinant take them",
+                 {}); cholesky, lu, solve, triangular_solve, invert and determinant take \
+                 them",
                 z.signature()
             ),
         ));

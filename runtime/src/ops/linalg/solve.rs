@@ -1,7 +1,7 @@
 //! Solvers: `triangular_solve` and `solve` (each one [`Op::LinAlg`](crate::ir::Op) of every
 //! backend: LAPACK's `?trsm` and `?getrf`/`?getrs` on host), and composed as Nx composes them
 //! `invert` (solve against the identity), `determinant` (closed forms to 3×3, the LU's
-//! diagonal beyond; for complex matrices a pivoted elimination of ops), `pinv` and
+//! diagonal beyond; for complex matrices `complex_lu`'s pivots), `pinv` and
 //! `least_squares` (SVD) and `matrix_rank`. Complex systems are solved as real ones twice the
 //! size (`matrices::real_embedding`).
 
@@ -9,11 +9,11 @@ use crate::create::on;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::ir::{Factorization, LinAlg};
-use crate::ops::reduce::TieBreak;
 use crate::session::resolve_device;
 use crate::shape::numel;
 use crate::tensor::Tensor;
 
+use super::factorizations::complex_lu;
 use super::matrices::{
     factor, floating, from_stacked_parts, invalid, matrices, real_embedding, run_parts, square,
     stacked_parts,
@@ -113,49 +113,6 @@ fn complex_triangular_solve(
         last_two(&last_two(&op_a)?.solve(&last_two(&systems)?)?)?
     };
     x.reshape(b.shape())
-}
-
-/// The determinant of each complex `[.., n, n]` matrix: Gaussian elimination with partial
-/// pivoting written with the op set (each step picks the row of the largest magnitude, swaps
-/// it up, flipping the sign, and eliminates below), the product of the pivots; a zero column
-/// gives 0. Composed until a complex LU kernel exists, so every backend and the gradient take it.
-fn complex_determinant(a: &Tensor, batch: &[usize], n: usize) -> Result<Tensor> {
-    let device = resolve_device("determinant", None, &[a])?;
-    let place = on(device);
-    let rows = place
-        .iota(DType::S64, &[n], None)?
-        .broadcast(&[batch, &[n]].concat())?;
-    let mut u = a.clone();
-    let mut det = place.ones(a.dtype(), batch)?;
-    for j in 0..n {
-        let below = rows.greater_equal(j as i64)?;
-        let column = u.slice_along_axis(j, 1, -1)?.squeeze([-1])?;
-        let pivot_row =
-            below
-                .select(&column.abs()?, -1.0)?
-                .argmax_with(-1, true, TieBreak::Low, DType::S64)?;
-        let j_row = rows.equal(j as i64)?;
-        let p_row = rows.equal(&pivot_row)?;
-        let order = j_row.select(&pivot_row, &p_row.select(j as i64, &rows)?)?;
-        let full_order = order.new_axis(-1)?.broadcast(u.shape())?;
-        u = u.take_along_axis(&full_order, -2)?;
-        let swapped = pivot_row.squeeze([-1])?.not_equal(j as i64)?;
-        let pivot = u
-            .slice_along_axis(j, 1, -2)?
-            .slice_along_axis(j, 1, -1)?
-            .reshape(batch)?;
-        det = det
-            .multiply(&pivot)?
-            .multiply(&swapped.select(-1.0, 1.0)?)?;
-        let safe = pivot.equal(0.0)?.select(1.0, &pivot)?;
-        let column = u.slice_along_axis(j, 1, -1)?;
-        let factors = rows
-            .greater(j as i64)?
-            .new_axis(-1)?
-            .select(&column.divide(&safe.new_axis(-1)?.new_axis(-1)?)?, 0.0)?;
-        u = u.subtract(&factors.multiply(&u.slice_along_axis(j, 1, -2)?)?)?;
-    }
-    Ok(det)
 }
 
 impl Tensor {
@@ -324,7 +281,7 @@ impl Tensor {
                     .subtract(&at(0, 1)?.multiply(&minor([1, 2], [0, 2])?)?)?
                     .add(&at(0, 2)?.multiply(&minor([1, 2], [0, 1])?)?)
             }
-            _ if a.dtype().is_complex() => complex_determinant(&a, &batch, n),
+            _ if a.dtype().is_complex() => Ok(complex_lu(&a)?.determinant),
             _ => {
                 let mut parts = factor(&a, Factorization::Lu)?;
                 let sign = parts.remove(3).reshape(&batch)?;
