@@ -9,14 +9,14 @@ use crate::dtype::DType;
 use crate::error::Result;
 use crate::tensor::Tensor;
 
-use super::{mask, Site};
+use super::site::Site;
 
 /// `|z|` as a complex value with no imaginary part (the op before the frontend's cast to
 /// real): Nx's rule `re(g)·conj(z) / |z|`, and 0 where `z` is 0.
 pub(super) fn abs(site: &Site<'_>, g: &Tensor) -> Result<Tensor> {
     let z = site.input(0)?;
     let out = site.result.reshape(z.shape())?;
-    let at_zero = mask(out.equal(0.0)?, out.dtype())?;
+    let at_zero = out.equal(0.0)?.as_type(out.dtype())?;
     g.real()?
         .multiply(&z.conjugate()?)?
         .divide(&out.add(&at_zero)?)

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::ir::Fft;
 use crate::tensor::Tensor;
 
-use super::Site;
+use super::site::Site;
 
 pub(super) fn fft(fft: &Fft, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
     if !site.wants(0) {

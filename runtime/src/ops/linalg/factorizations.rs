@@ -1,5 +1,6 @@
 //! The factorisations: each one [`Op::LinAlg`](crate::ir::Op) over the batch (LAPACK on host,
-//! the reference algorithms on binary), its parts cut apart by `super::run_parts`.
+//! the reference algorithms on binary), its parts cut apart by `super::run_parts`; of complex
+//! matrices, `cholesky` and `lu` composed of the op set until complex kernels exist.
 
 use crate::create::on;
 use crate::dtype::DType;
