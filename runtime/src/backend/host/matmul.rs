@@ -202,15 +202,9 @@ pub(super) fn matmul_int<T: Element>(a: &[T], b: &[T], d: MatmulDims) -> Result<
 /// building the real right-hand side costs more than the generic loop saves.
 pub(super) const COMPLEX_GEMM_FROM: usize = 1 << 15;
 
-/// A complex product: the system BLAS's `cgemm`/`zgemm`, else one real product. An `[m, k]` complex matrix is, in memory, an `[m, 2k]`
-/// real one (each row's parts interleaved); against the `[2k, 2n]` real matrix whose `2×2`
-/// blocks are `[[re, im], [-im, re]]` of `b`'s entries, the real product is the complex
-/// result, interleaved the same way. So the left side and the result are used as they lie,
-/// only `b` is rewritten (twice its size), and the multiply-adds (those of four real
-/// products, as a complex GEMM's) run in one large real GEMM (packed or BLAS), which is
-/// faster than four of a quarter the size. The same products are summed as in the generic
-/// loop: no Gauss trick, which saves a quarter at the cost of cancellation in the imaginary
-/// part.
+/// A complex product: the system BLAS's `cgemm`/`zgemm` where one loads, else
+/// [`real_product`]. Either sums the same products as the generic loop: no Gauss trick, which
+/// saves a quarter of the work at the cost of cancellation in the imaginary part.
 pub(super) fn gemm_complex<R: Element>(
     a: &[Complex<R>],
     b: &[Complex<R>],
@@ -250,8 +244,12 @@ where
     real_product(a, b, d)
 }
 
-/// [`gemm_complex`] without a BLAS: one real product of the interleaved left side and the
-/// rewritten right side.
+/// [`gemm_complex`] without a BLAS, as one real product. An `[m, k]` complex matrix is, in
+/// memory, an `[m, 2k]` real one (each row's parts interleaved); against the `[2k, 2n]` real
+/// matrix whose `2×2` blocks are `[[re, im], [-im, re]]` of `b`'s entries, the real product is
+/// the complex result, interleaved the same way. So the left side and the result are used as
+/// they lie, only `b` is rewritten (twice its size), and the multiply-adds of four real
+/// products run in one large real GEMM (packed), faster than four of a quarter the size.
 fn real_product<R: Element>(
     a: &[Complex<R>],
     b: &[Complex<R>],
