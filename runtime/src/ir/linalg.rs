@@ -188,8 +188,10 @@ pub fn largest_is_negative<T: Element>(values: impl Iterator<Item = T>) -> bool 
 pub const QR_EPS: f64 = 1e-10;
 
 /// Nx's QR conventions: where reflection `j` was applied (`reflected[j]`) and left `r[j][j]`
-/// negative, row `j` of `r` and column `j` of `q` change sign; then entries within
-/// [`QR_EPS`] of 0 become 0. `q` is `[m, qc]`, `r` `[rr, n]`.
+/// negative (or, complex, off the positive real axis), row `j` of `r` is multiplied by the
+/// unit that makes it positive and column `j` of `q` by that unit's conjugate, so `q·r` is
+/// unchanged; then entries within [`QR_EPS`] of 0 (in magnitude) become 0. `q` is `[m, qc]`,
+/// `r` `[rr, n]`.
 pub fn qr_conventions<T: Element>(
     q: &mut [T],
     r: &mut [T],
@@ -199,7 +201,7 @@ pub fn qr_conventions<T: Element>(
 ) {
     qr_signs(q, r, [m, qc], n, reflected);
     for x in q.iter_mut().chain(r.iter_mut()) {
-        if x.to_f64().abs() <= QR_EPS {
+        if magnitude(*x) <= QR_EPS {
             *x = T::ZERO;
         }
     }
@@ -213,16 +215,66 @@ fn qr_signs<T: Element>(
     reflected: &[bool],
 ) {
     for (j, _) in reflected.iter().enumerate().filter(|(_, &done)| done) {
-        if j >= qc || j >= n || r[j * n + j].to_f64() >= 0.0 {
+        if j >= qc || j >= n {
             continue;
         }
+        let Some(d) = unit_to_positive(r[j * n + j].to_parts()) else {
+            continue;
+        };
+        let size = magnitude(r[j * n + j]);
         for x in &mut r[j * n..(j + 1) * n] {
-            *x = negate(*x);
+            *x = times(*x, d);
+        }
+        // Exactly real: the product leaves a rounding's worth of imaginary part.
+        if !size.is_nan() {
+            r[j * n + j] = T::from_parts(size, 0.0);
         }
         for i in 0..m {
-            q[i * qc + j] = negate(q[i * qc + j]);
+            q[i * qc + j] = times(q[i * qc + j], (d.0, -d.1));
         }
     }
+}
+
+/// The unit `d` that turns `z` real and non-negative (`d·z = |z|`), or `None` where `z`
+/// already is: -1 for a negative (or NaN) real, `conj(z)/|z|` for a complex `z`.
+fn unit_to_positive((re, im): (f64, f64)) -> Option<(f64, f64)> {
+    if im == 0.0 {
+        return (re < 0.0 || re.is_nan()).then_some((-1.0, 0.0));
+    }
+    let size = re.hypot(im);
+    (size.is_finite() && size > 0.0).then(|| (re / size, -im / size))
+}
+
+/// `d·x`; exact for a real `x` and `d = ±1`.
+fn times<T: Element>(x: T, (dr, di): (f64, f64)) -> T {
+    let (re, im) = x.to_parts();
+    if di == 0.0 {
+        return T::from_parts(re * dr, im * dr);
+    }
+    T::from_parts(re * dr - im * di, re * di + im * dr)
+}
+
+/// `|x|` of a real or complex entry.
+fn magnitude<T: Element>(x: T) -> f64 {
+    let (re, im) = x.to_parts();
+    re.hypot(im)
+}
+
+/// The unit that turns the entry of largest magnitude among `values` (the first of equals)
+/// real and positive, or `None` where it already is: an eigenvector's (or singular vector's)
+/// sign for real vectors, its phase for complex ones.
+pub fn largest_to_positive<T: Element>(values: impl Iterator<Item = T>) -> Option<(f64, f64)> {
+    let mut best = (0.0f64, (0.0, 0.0));
+    for v in values {
+        let size = magnitude(v);
+        if size > best.0 {
+            best = (size, v.to_parts());
+        }
+    }
+    if best.0 == 0.0 {
+        return None;
+    }
+    unit_to_positive(best.1)
 }
 
 /// Where each eigenvalue of Nx's order comes from: by magnitude, largest first (ties: the
@@ -241,16 +293,17 @@ pub fn eigen_order<T: Element>(w: &[T]) -> Vec<usize> {
 
 /// Nx's eigen order: eigenvalues by magnitude, largest first (ties: the larger value first,
 /// then the earlier), eigenvectors (columns of `v [n, n]`) with them, each turned so that its
-/// largest entry is positive.
+/// largest entry is positive (real vectors change sign, complex ones phase; the eigenvalues of
+/// a Hermitian matrix are real, so a complex `w` is ordered by its real parts).
 pub fn eigh_order<T: Element>(w: &mut [T], v: &mut [T], n: usize) {
     let order = eigen_order(w);
     let (w0, v0) = (w.to_vec(), v.to_vec());
     for (to, &from) in order.iter().enumerate() {
         w[to] = w0[from];
-        let flip = largest_is_negative((0..n).map(|i| v0[i * n + from]));
+        let turn = largest_to_positive((0..n).map(|i| v0[i * n + from]));
         for i in 0..n {
             let x = v0[i * n + from];
-            v[i * n + to] = if flip { negate(x) } else { x };
+            v[i * n + to] = turn.map_or(x, |d| times(x, d));
         }
     }
 }

@@ -37,11 +37,11 @@ type I = *const c_int;
 type Info = *mut c_int;
 // Fortran passes every argument by reference, and (gfortran) each character argument's
 // length after the others.
-type Potrf<T> = unsafe extern "C" fn(Ch, I, *mut T, I, Info, usize);
-type Getrf<T> = unsafe extern "C" fn(I, I, *mut T, I, *mut c_int, Info);
+pub(super) type Potrf<T> = unsafe extern "C" fn(Ch, I, *mut T, I, Info, usize);
+pub(super) type Getrf<T> = unsafe extern "C" fn(I, I, *mut T, I, *mut c_int, Info);
 type Getrs<T> = unsafe extern "C" fn(Ch, I, I, *const T, I, *const c_int, *mut T, I, Info, usize);
-type Geqrf<T> = unsafe extern "C" fn(I, I, *mut T, I, *mut T, *mut T, I, Info);
-type Orgqr<T> = unsafe extern "C" fn(I, I, I, *mut T, I, *const T, *mut T, I, Info);
+pub(super) type Geqrf<T> = unsafe extern "C" fn(I, I, *mut T, I, *mut T, *mut T, I, Info);
+pub(super) type Orgqr<T> = unsafe extern "C" fn(I, I, I, *mut T, I, *const T, *mut T, I, Info);
 type Syevd<T> = unsafe extern "C" fn(
     Ch,
     Ch,
@@ -113,7 +113,8 @@ pub(super) struct Lapack {
     threads: Option<(GetThreads, SetThreads)>,
     /// What was opened.
     pub(super) name: String,
-    _library: Library,
+    /// The library itself, which the complex routines (`lapack_complex.rs`) are looked up in.
+    pub(super) library: Library,
 }
 
 type GetThreads = unsafe extern "C" fn() -> c_int;
@@ -121,7 +122,7 @@ type SetThreads = unsafe extern "C" fn(c_int);
 
 /// # Safety
 /// `library` must export the routine `name` with the signature `F`.
-unsafe fn symbol<F: Copy>(library: &Library, name: &str) -> Option<F> {
+pub(super) unsafe fn symbol<F: Copy>(library: &Library, name: &str) -> Option<F> {
     let mut bytes = name.as_bytes().to_vec();
     bytes.push(0);
     library.get::<F>(&bytes[..]).ok().map(|s| *s)
@@ -163,7 +164,7 @@ fn open(name: &str) -> Option<Lapack> {
             double: routines(&library, 'd')?,
             threads: thread_count(&library),
             name: name.to_string(),
-            _library: library,
+            library,
         })
     }
 }
@@ -208,6 +209,33 @@ impl Lapack {
     }
 }
 
+impl Lapack {
+    /// Runs `one(b, dest)` for each matrix `b` of a batch of `batch` (`entries` each), `dest`
+    /// its `per` entries of `out`. A small matrix is too little work for OpenBLAS's threads,
+    /// so a batch of them is shared out over the cores instead, one thread each (NumPy calls
+    /// them one after another).
+    pub(super) fn each_matrix<T: Send>(
+        &self,
+        out: &mut [T],
+        per: usize,
+        batch: usize,
+        entries: usize,
+        one: impl Fn(usize, &mut [T]) -> Result<()> + Sync,
+    ) -> Result<()> {
+        let matrices = out.chunks_mut(per.max(1)).take(batch);
+        if batch > 1 && entries <= BATCH_SHARED_UP_TO {
+            self.one_thread_each(|| {
+                matrices
+                    .enumerate()
+                    .par_bridge()
+                    .try_for_each(|(b, dest)| one(b, dest))
+            })
+        } else {
+            matrices.enumerate().try_for_each(|(b, dest)| one(b, dest))
+        }
+    }
+}
+
 /// The LAPACK host factorises with, opened once per process.
 pub(super) fn lapack() -> Option<&'static Lapack> {
     static LAPACK: OnceLock<Option<Lapack>> = OnceLock::new();
@@ -239,14 +267,14 @@ impl LapackFloat for f64 {
     }
 }
 
-fn int(op: &'static str, v: usize) -> Result<c_int> {
+pub(super) fn int(op: &'static str, v: usize) -> Result<c_int> {
     c_int::try_from(v).map_err(|_| Error::InvalidArgument {
         op,
         message: format!("a matrix dimension of {v} is past LAPACK's 32-bit sizes"),
     })
 }
 
-fn failed(op: &'static str, routine: &str, info: c_int) -> Error {
+pub(super) fn failed(op: &'static str, routine: &str, info: c_int) -> Error {
     Error::InvalidArgument {
         op,
         message: format!("internal: LAPACK's {routine} rejected argument {}", -info),
@@ -270,28 +298,16 @@ pub(super) fn run<T: LapackFloat>(lapack: &Lapack, op: &LinAlg, inputs: &[&[T]])
                 crate::interrupt::check()?;
                 let matrix = &a[b * m * n..(b + 1) * m * n];
                 match kind {
-                    Factorization::Cholesky => cholesky(r, matrix, n, dest),
-                    Factorization::Lu => lu(r, matrix, n, dest),
-                    Factorization::Qr { complete } => qr(r, matrix, m, n, complete, dest),
+                    Factorization::Cholesky => cholesky(r.potrf, matrix, n, dest),
+                    Factorization::Lu => lu(r.getrf, matrix, n, dest),
+                    Factorization::Qr { complete } => {
+                        qr((r.geqrf, r.orgqr), matrix, m, n, complete, dest)
+                    }
                     Factorization::Eigh => eigh(r, matrix, n, dest),
                     Factorization::Svd { full } => svd(r, matrix, m, n, full, dest),
                 }
             };
-            let matrices = out.chunks_mut(per.max(1)).take(batch);
-            if batch > 1 && m.saturating_mul(n) <= BATCH_SHARED_UP_TO {
-                // A small matrix is too little work for OpenBLAS's threads, so the matrices
-                // are shared out over the cores instead (NumPy calls them one after another).
-                lapack.one_thread_each(|| {
-                    matrices
-                        .enumerate()
-                        .par_bridge()
-                        .try_for_each(|(b, dest)| one(b, dest))
-                })?;
-            } else {
-                for (b, dest) in matrices.enumerate() {
-                    one(b, dest)?;
-                }
-            }
+            lapack.each_matrix(&mut out, per, batch, m.saturating_mul(n), one)?;
         }
         LinAlg::TriangularSolve {
             batch,
@@ -455,7 +471,7 @@ fn solve<T: LapackFloat>(
 
 /// `a [rows, cols]` row-major, as a column-major buffer of `rows` leading dimension with
 /// `columns` columns (at least `cols`; the rest zero).
-fn column_major<T: Element>(
+pub(super) fn column_major<T: Element>(
     a: &[T],
     rows: usize,
     cols: usize,
@@ -472,30 +488,32 @@ fn column_major<T: Element>(
 
 /// A zeroed scratch buffer, allocated as every host buffer is (refused, not aborted, past the
 /// memory there is).
-fn scratch<T: Element>(len: usize) -> Result<HostVec<T>> {
+pub(super) fn scratch<T: Element>(len: usize) -> Result<HostVec<T>> {
     try_alloc(len, T::ZERO, &[len])
 }
 
 /// A copy of `a` in a scratch buffer.
-fn copied<T: Element>(a: &[T]) -> Result<HostVec<T>> {
+pub(super) fn copied<T: Element>(a: &[T]) -> Result<HostVec<T>> {
     let mut c = scratch(a.len())?;
     c.copy_from_slice(a);
     Ok(c)
 }
 
-fn cholesky<T: LapackFloat>(r: &Routines<T>, a: &[T], n: usize, l: &mut [T]) -> Result<()> {
+/// `l·lᵀ = a` (`l·lᴴ` of a complex `a`) by `potrf`, the precision's `?potrf`; NaN where `a`
+/// is not positive definite.
+pub(super) fn cholesky<T: Element>(potrf: Potrf<T>, a: &[T], n: usize, l: &mut [T]) -> Result<()> {
     l.copy_from_slice(a);
     if n == 0 {
         return Ok(());
     }
     let (nn, mut info) = (int("cholesky", n)?, 0);
     // SAFETY: `l` holds n·n entries, leading dimension n.
-    unsafe { (r.potrf)(b"U".as_ptr().cast(), &nn, l.as_mut_ptr(), &nn, &mut info, 1) };
+    unsafe { potrf(b"U".as_ptr().cast(), &nn, l.as_mut_ptr(), &nn, &mut info, 1) };
     if info < 0 {
         return Err(failed("cholesky", "potrf", info));
     }
     if info > 0 {
-        l.fill(T::from_f64(f64::NAN));
+        l.fill(T::from_parts(f64::NAN, f64::NAN));
         return Ok(());
     }
     for i in 0..n {
@@ -506,7 +524,8 @@ fn cholesky<T: LapackFloat>(r: &Routines<T>, a: &[T], n: usize, l: &mut [T]) -> 
     Ok(())
 }
 
-fn lu<T: LapackFloat>(r: &Routines<T>, a: &[T], n: usize, out: &mut [T]) -> Result<()> {
+/// `a = p·l·u` by `getrf`, the precision's `?getrf`: parts `p`, `l`, `u` and the sign.
+pub(super) fn lu<T: Element>(getrf: Getrf<T>, a: &[T], n: usize, out: &mut [T]) -> Result<()> {
     let nn = n * n;
     let mut c = column_major(a, n, n, n)?;
     let mut pivots = scratch::<c_int>(n)?;
@@ -514,7 +533,7 @@ fn lu<T: LapackFloat>(r: &Routines<T>, a: &[T], n: usize, out: &mut [T]) -> Resu
         let (ni, mut info) = (int("lu", n)?, 0);
         // SAFETY: `c` holds n·n entries, `pivots` n.
         unsafe {
-            (r.getrf)(
+            getrf(
                 &ni,
                 &ni,
                 c.as_mut_ptr(),
@@ -559,14 +578,16 @@ fn lu<T: LapackFloat>(r: &Routines<T>, a: &[T], n: usize, out: &mut [T]) -> Resu
 }
 
 /// Asks a routine how much workspace it wants (`lwork = -1`).
-fn workspace<T: Element>(query: impl FnOnce(*mut T, &c_int)) -> usize {
+pub(super) fn workspace<T: Element>(query: impl FnOnce(*mut T, &c_int)) -> usize {
     let mut size = T::ZERO;
     query(&mut size, &-1);
     (size.to_f64().max(1.0)) as usize
 }
 
-fn qr<T: LapackFloat>(
-    r: &Routines<T>,
+/// `a = q·r` by `geqrf` and `orgqr` (the precision's `?geqrf` and `?orgqr`, or `?ungqr` for
+/// complex matrices), brought to the conventions of `ir::linalg`.
+pub(super) fn qr<T: Element>(
+    (geqrf, orgqr): (Geqrf<T>, Orgqr<T>),
     a: &[T],
     m: usize,
     n: usize,
@@ -589,7 +610,7 @@ fn qr<T: LapackFloat>(
         let lwork = workspace::<T>(|w, l| {
             // SAFETY: a workspace query writes only the size into `w`.
             unsafe {
-                (r.geqrf)(
+                geqrf(
                     &mi,
                     &ni,
                     c.as_mut_ptr(),
@@ -605,7 +626,7 @@ fn qr<T: LapackFloat>(
         let lw = int("qr", lwork)?;
         // SAFETY: `c` holds m·n entries (leading dimension m), `tau` k, `work` lwork.
         unsafe {
-            (r.geqrf)(
+            geqrf(
                 &mi,
                 &ni,
                 c.as_mut_ptr(),
@@ -632,7 +653,7 @@ fn qr<T: LapackFloat>(
         let lwork = workspace::<T>(|w, l| {
             // SAFETY: as above, a size query.
             unsafe {
-                (r.orgqr)(
+                orgqr(
                     &mi,
                     &qi,
                     &ki,
@@ -649,7 +670,7 @@ fn qr<T: LapackFloat>(
         let lw = int("qr", lwork)?;
         // SAFETY: `c` holds m·qc entries (leading dimension m), qc ≥ k reflectors in `tau`.
         unsafe {
-            (r.orgqr)(
+            orgqr(
                 &mi,
                 &qi,
                 &ki,
@@ -662,7 +683,7 @@ fn qr<T: LapackFloat>(
             )
         };
         if info < 0 {
-            return Err(failed("qr", "orgqr", info));
+            return Err(failed("qr", "orgqr/ungqr", info));
         }
         for i in 0..m {
             for j in 0..qc {
@@ -670,7 +691,7 @@ fn qr<T: LapackFloat>(
             }
         }
     }
-    let reflected: Vec<bool> = tau.iter().map(|t| t.to_f64() != 0.0).collect();
+    let reflected: Vec<bool> = tau.iter().map(|t| t.to_parts() != (0.0, 0.0)).collect();
     qr_conventions(&mut q, &mut r_out, [m, qc], n, &reflected);
     out[..m * qc].copy_from_slice(&q);
     out[m * qc..].copy_from_slice(&r_out);

@@ -26,6 +26,7 @@ mod fused;
 mod halves;
 mod indexed;
 mod lapack;
+mod lapack_complex;
 mod loops;
 mod matmul;
 mod parallel;
@@ -227,6 +228,12 @@ impl Kernels for HostBackend {
         match float_inputs(op, inputs)? {
             FloatInputs::F32(x) => lapack::run(library, op, &x),
             FloatInputs::F64(x) => lapack::run(library, op, &x),
+            FloatInputs::C64(x) => {
+                lapack_complex::run(op, &x).unwrap_or_else(|| run_buffers(op, inputs))
+            }
+            FloatInputs::C128(x) => {
+                lapack_complex::run(op, &x).unwrap_or_else(|| run_buffers(op, inputs))
+            }
         }
     }
 

@@ -8,7 +8,12 @@
 //! symmetric part, none above. The SVD by Townsend's ("Differentiating the singular value
 //! decomposition", 2016; distinct singular values): the columns of a full SVD's `u` and rows
 //! of its `vt` past the k-th span a null space in no particular basis and carry no gradient.
+//! Complex `cholesky`, `lu`, `qr` and `eigh` take the same rules with conjugate transposes (the
+//! cotangents conjugated in and out), plus what their conventions add: QR's diagonal term keeps only its
+//! real part (r's diagonal is real), and each eigenvector's phase (its largest entry real)
+//! moves with the matrix (`eigenvector_phase`).
 
+use crate::dtype::DType;
 use crate::error::Result;
 use crate::ir::{Factorization, LinAlg};
 use crate::ops::linalg::TriangularSolve;
@@ -21,9 +26,22 @@ fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     a.dot_general(&[2], &[0], b, &[1], &[0])
 }
 
-/// The transpose of each matrix of a `[B, .., ..]` batch.
+/// The conjugate transpose of each matrix of a `[B, .., ..]` batch (for real matrices the
+/// transpose).
 fn t(a: &Tensor) -> Result<Tensor> {
-    a.transpose([0, 2, 1])
+    let transposed = a.transpose([0, 2, 1])?;
+    match a.dtype().is_complex() {
+        true => transposed.conjugate(),
+        false => Ok(transposed),
+    }
+}
+
+/// `a` conjugated where complex.
+fn conj(a: &Tensor) -> Result<Tensor> {
+    match a.dtype().is_complex() {
+        true => a.conjugate(),
+        false => Ok(a.clone()),
+    }
 }
 
 /// The parts of a `[B, per]` result (or its gradient), each `[B, rows, cols]`.
@@ -107,6 +125,11 @@ pub(super) fn linalg(op: &LinAlg, site: &Site<'_>, g: &Tensor) -> Result<Vec<Opt
             Ok(vec![Some(ga), gb])
         }
         LinAlg::Factor { kind, .. } => {
+            // The rules below are the complex ones with conjugate transposes, written for
+            // cotangents that are conjugate to this crate's (and JAX's, Nx's) `∂L/∂x - i∂L/∂y`:
+            // conjugated in, then out. For real matrices both are no-ops. Complex matrices
+            // are refused by the SVD.
+            let grads: Vec<Tensor> = grads.iter().map(conj).collect::<Result<_>>()?;
             let grad = match kind {
                 Factorization::Cholesky => cholesky(&result[0], &grads[0])?,
                 Factorization::Eigh => eigh(&result[0], &result[1], &grads[0], &grads[1])?,
@@ -117,7 +140,7 @@ pub(super) fn linalg(op: &LinAlg, site: &Site<'_>, g: &Tensor) -> Result<Vec<Opt
                     [&grads[0], &grads[1], &grads[2]],
                 )?,
             };
-            Ok(vec![Some(grad)])
+            Ok(vec![Some(conj(&grad)?)])
         }
     }
 }
@@ -127,7 +150,8 @@ fn cholesky(l: &Tensor, gl: &Tensor) -> Result<Tensor> {
     let eye = crate::create::on(l.device()).eye(l.dtype(), n)?;
     let phi = mm(&t(l)?, &gl.tril(0)?)?.divide(&eye.add(1.0)?)?.tril(0)?;
     let lower = TriangularSolve::new();
-    let s = l.triangular_solve(&phi, lower.transpose(true))?;
+    // l⁻ᴴ·phi: the transposed solve with conj(l).
+    let s = conj(l)?.triangular_solve(&phi, lower.transpose(true))?;
     let s = l.triangular_solve(&s, lower.left_side(false))?;
     onto_lower(&s)
 }
@@ -135,11 +159,41 @@ fn cholesky(l: &Tensor, gl: &Tensor) -> Result<Tensor> {
 fn eigh(w: &Tensor, v: &Tensor, gw: &Tensor, gv: &Tensor) -> Result<Tensor> {
     let n = v.shape()[1];
     let eye = crate::create::on(v.device()).eye(v.dtype(), n)?;
+    let (gw, gv) = match v.dtype().is_complex() {
+        // The eigenvalues are real: only the real part of their cotangent moves anything.
+        true => (
+            gw.real()?.as_type(v.dtype())?,
+            gv.add(&eigenvector_phase(v, gv)?)?,
+        ),
+        false => (gw.clone(), gv.clone()),
+    };
+    let (gw, gv) = (&gw, &gv);
     // w is [B, 1, n]: f[i][j] = 1 / (w_j - w_i) off the diagonal, 0 on it.
     let f = (1.0 / &eye.add(w)?.subtract(&t(w)?)?)?.subtract(&eye)?;
     let middle = t(gw)?.multiply(&eye)?.add(&f.multiply(&mm(&t(v)?, gv)?)?)?;
     let s = mm(&mm(v, &middle)?, &t(v)?)?;
     onto_lower(&s)
+}
+
+/// The part of a complex eigenvector's cotangent that its phase convention adds. Each column
+/// `j` of `v` is turned so that its largest entry (row `k`) is real and positive, so a change
+/// `dv` of the unturned vectors (Giles' rule, where `vᴴ·dv` has a zero diagonal) comes with the
+/// turn `i·φ_j·v_j`, `φ_j = -Im(dv_kj)/v_kj`, that keeps that entry real; carried back, that
+/// is `i·Im(Σ_l conj(ḡ_lj)·v_lj)/v_kj` added to the cotangent at `[k, j]`.
+fn eigenvector_phase(v: &Tensor, gv: &Tensor) -> Result<Tensor> {
+    let dtype = v.dtype();
+    let largest = v.abs()?.argmax_keep(1)?;
+    let rows = crate::create::on(v.device()).iota(DType::S32, v.shape(), Some(1))?;
+    let at_largest = rows.equal(&largest)?.as_type(dtype)?;
+    let size = at_largest.multiply(v)?.sum_keep(1)?.real()?;
+    let beta = gv
+        .conjugate()?
+        .multiply(v)?
+        .sum_keep(1)?
+        .imag()?
+        .divide(&size)?;
+    let turn = beta.multiply(0.0)?.complex(&beta)?;
+    at_largest.multiply(&turn)
 }
 
 fn qr(q: &Tensor, r: &Tensor, gq: &Tensor, gr: &Tensor) -> Result<Tensor> {
@@ -164,11 +218,18 @@ fn qr_square(q: &Tensor, r: &Tensor, gq: &Tensor, gr: &Tensor) -> Result<Tensor>
     let n = r.shape()[2];
     let r_square = r.slice_along_axis(0, n, 1)?;
     let mut m = mm(r, &t(gr)?)?.subtract(&mm(&t(gq)?, q)?)?;
-    // copyltu: the lower triangle mirrored above.
-    m = m.tril(0)?.add(&t(&m.tril(-1)?)?)?;
+    // copyltu: the lower triangle mirrored above. Of a complex m, only the diagonal's real
+    // part: r's diagonal is held real, so qᴴ·dq has an imaginary diagonal, which takes the
+    // imaginary part.
+    let diagonal = m.triu(0)?.tril(0)?;
+    let diagonal = match m.dtype().is_complex() {
+        true => diagonal.real()?.as_type(m.dtype())?,
+        false => diagonal,
+    };
+    m = m.tril(-1)?.add(&t(&m.tril(-1)?)?)?.add(&diagonal)?;
     let b = gq.add(&mm(q, &m)?)?.slice_along_axis(0, n, 2)?;
-    // b·r⁻ᵀ: x·rᵀ = b with r upper triangular.
-    r_square.triangular_solve(
+    // b·r⁻ᴴ: x·rᴴ = b with r upper triangular.
+    conj(&r_square)?.triangular_solve(
         &b,
         TriangularSolve::new()
             .lower(false)
@@ -180,8 +241,9 @@ fn qr_square(q: &Tensor, r: &Tensor, gq: &Tensor, gr: &Tensor) -> Result<Tensor>
 fn lu(p: &Tensor, l: &Tensor, u: &Tensor, gl: &Tensor, gu: &Tensor) -> Result<Tensor> {
     let inner = mm(&t(l)?, gl)?.tril(-1)?.add(&mm(gu, &t(u)?)?.triu(0)?)?;
     let lower = TriangularSolve::new();
-    let x = l.triangular_solve(&inner, lower.transpose(true))?;
-    let x = u.triangular_solve(&x, lower.lower(false).left_side(false).transpose(true))?;
+    // l⁻ᴴ·inner·u⁻ᴴ.
+    let x = conj(l)?.triangular_solve(&inner, lower.transpose(true))?;
+    let x = conj(u)?.triangular_solve(&x, lower.lower(false).left_side(false).transpose(true))?;
     mm(p, &x)
 }
 

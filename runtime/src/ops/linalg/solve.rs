@@ -1,7 +1,7 @@
 //! Solvers: `triangular_solve` and `solve` (each one [`Op::LinAlg`](crate::ir::Op) of every
 //! backend: LAPACK's `?trsm` and `?getrf`/`?getrs` on host), and composed as Nx composes them
 //! `invert` (solve against the identity), `determinant` (closed forms to 3×3, the LU's
-//! diagonal beyond; for complex matrices `complex_lu`'s pivots), `pinv` and
+//! diagonal beyond, complex matrices' too), `pinv` and
 //! `least_squares` (SVD) and `matrix_rank`. Complex systems are solved as real ones twice the
 //! size (`matrices::real_embedding`).
 
@@ -13,7 +13,6 @@ use crate::session::resolve_device;
 use crate::shape::numel;
 use crate::tensor::Tensor;
 
-use super::factorizations::complex_lu;
 use super::matrices::{
     factor, floating, from_stacked_parts, invalid, matrices, real_embedding, run_parts, square,
     stacked_parts,
@@ -281,7 +280,6 @@ impl Tensor {
                     .subtract(&at(0, 1)?.multiply(&minor([1, 2], [0, 2])?)?)?
                     .add(&at(0, 2)?.multiply(&minor([1, 2], [0, 1])?)?)
             }
-            _ if a.dtype().is_complex() => Ok(complex_lu(&a)?.determinant),
             _ => {
                 let mut parts = factor(&a, Factorization::Lu)?;
                 let sign = parts.remove(3).reshape(&batch)?;

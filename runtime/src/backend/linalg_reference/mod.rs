@@ -2,13 +2,21 @@
 //! f64, one matrix at a time, chosen for being plainly right (Cholesky–Banachiewicz, Doolittle
 //! with partial pivoting, LAPACK's Householder reflections, cyclic Jacobi for eigenvalues,
 //! one-sided Jacobi for singular values). `binary` computes with them; `host` falls back on
-//! them where no LAPACK loads. Results follow the conventions of [`crate::ir::linalg`].
+//! them where no LAPACK loads. Complex `qr` and `eigh` have their own (`complex.rs`). Results
+//! follow the conventions of [`crate::ir::linalg`].
 
 use crate::allocate::try_alloc;
 use crate::buffer::Buffer;
+use crate::complex::{Complex32, Complex64};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::ir::linalg::{eigh_order, qr_conventions, svd_signs, Factorization, LinAlg};
+
+use jacobi::rotation_tangent;
+
+mod complex;
+mod jacobi;
+mod lu;
 
 /// The error of a triangular solve whose matrix has a zero on its diagonal (Nx's words).
 pub(crate) fn singular() -> Error {
@@ -23,13 +31,17 @@ pub(crate) fn singular_in(op: &'static str) -> Error {
     }
 }
 
-/// The float slices of a linear-algebra op's inputs, all f32 or all f64 (the frontend casts
-/// them; anything else is a frontend bug, reported).
+/// The float slices of a linear-algebra op's inputs, all of one float or complex dtype (the
+/// frontend casts them; anything else is a frontend bug, reported).
 pub(crate) enum FloatInputs<'a> {
     /// f32 matrices.
     F32(Vec<&'a [f32]>),
     /// f64 matrices.
     F64(Vec<&'a [f64]>),
+    /// c64 matrices.
+    C64(Vec<&'a [Complex32]>),
+    /// c128 matrices.
+    C128(Vec<&'a [Complex64]>),
 }
 
 /// Sorts a linear-algebra op's inputs by precision.
@@ -37,7 +49,7 @@ pub(crate) fn float_inputs<'a>(op: &LinAlg, inputs: &[&'a Buffer]) -> Result<Flo
     let wrong = |b: &Buffer| Error::InvalidArgument {
         op: op.name(),
         message: format!(
-            "internal: a {} matrix reached the backend (floats only)",
+            "internal: a {} matrix reached the backend (floats and complex only)",
             b.dtype()
         ),
     };
@@ -58,6 +70,22 @@ pub(crate) fn float_inputs<'a>(op: &LinAlg, inputs: &[&'a Buffer]) -> Result<Flo
             })
             .collect::<Result<_>>()
             .map(FloatInputs::F64),
+        Some(Buffer::C64(_)) => inputs
+            .iter()
+            .map(|b| match b {
+                Buffer::C64(x) => Ok(&x[..]),
+                other => Err(wrong(other)),
+            })
+            .collect::<Result<_>>()
+            .map(FloatInputs::C64),
+        Some(Buffer::C128(_)) => inputs
+            .iter()
+            .map(|b| match b {
+                Buffer::C128(x) => Ok(&x[..]),
+                other => Err(wrong(other)),
+            })
+            .collect::<Result<_>>()
+            .map(FloatInputs::C128),
         Some(other) => Err(wrong(other)),
         None => Err(Error::InvalidArgument {
             op: op.name(),
@@ -71,6 +99,8 @@ pub(crate) fn run_buffers(op: &LinAlg, inputs: &[&Buffer]) -> Result<Buffer> {
     match float_inputs(op, inputs)? {
         FloatInputs::F32(x) => run(op, &x),
         FloatInputs::F64(x) => run(op, &x),
+        FloatInputs::C64(x) => complex::run(op, &x),
+        FloatInputs::C128(x) => complex::run(op, &x),
     }
 }
 
@@ -218,7 +248,7 @@ fn factor(kind: Factorization, m: usize, n: usize, a: &[f64], out: &mut [f64]) {
     }
     match kind {
         Factorization::Cholesky => cholesky(a, n, out),
-        Factorization::Lu => lu(a, n, out),
+        Factorization::Lu => lu::lu(a, n, out, f64::abs),
         Factorization::Qr { complete } => qr(a, m, n, complete, out),
         Factorization::Eigh => eigh(a, n, out),
         Factorization::Svd { full } => svd(a, m, n, full, out),
@@ -240,55 +270,6 @@ fn cholesky(a: &[f64], n: usize, l: &mut [f64]) {
             l[i * n + j] = s / d;
         }
     }
-}
-
-fn lu(a: &[f64], n: usize, out: &mut [f64]) {
-    let nn = n * n;
-    let mut u = a.to_vec();
-    let mut l = vec![0.0; nn];
-    let mut perm: Vec<usize> = (0..n).collect();
-    let mut sign = 1.0;
-    for j in 0..n {
-        let mut p = j;
-        for i in j + 1..n {
-            if u[i * n + j].abs() > u[p * n + j].abs() {
-                p = i;
-            }
-        }
-        if p != j {
-            for c in 0..n {
-                u.swap(p * n + c, j * n + c);
-            }
-            for c in 0..j {
-                l.swap(p * n + c, j * n + c);
-            }
-            perm.swap(p, j);
-            sign = -sign;
-        }
-        let pivot = u[j * n + j];
-        if pivot != 0.0 {
-            for i in j + 1..n {
-                let f = u[i * n + j] / pivot;
-                l[i * n + j] = f;
-                for c in j..n {
-                    u[i * n + c] -= f * u[j * n + c];
-                }
-                u[i * n + j] = 0.0;
-            }
-        }
-        l[j * n + j] = 1.0;
-    }
-    let (p, rest) = out.split_at_mut(nn);
-    let (lo, rest) = rest.split_at_mut(nn);
-    let (up, s) = rest.split_at_mut(nn);
-    p.fill(0.0);
-    // Row i of l·u is row perm[i] of a, so a = p·l·u with p[perm[i]][i] = 1.
-    for (i, &from) in perm.iter().enumerate() {
-        p[from * n + i] = 1.0;
-    }
-    lo.copy_from_slice(&l);
-    up.copy_from_slice(&u);
-    s[0] = sign;
 }
 
 fn qr(a: &[f64], m: usize, n: usize, complete: bool, out: &mut [f64]) {
@@ -360,12 +341,6 @@ fn symmetric_from_lower(a: &[f64], n: usize) -> Vec<f64> {
         }
     }
     s
-}
-
-/// The smaller root `t` of `t² + 2θt - 1 = 0`: the tangent of a Jacobi rotation.
-fn rotation_tangent(theta: f64) -> f64 {
-    let sign = if theta >= 0.0 { 1.0 } else { -1.0 };
-    sign / (theta.abs() + (theta * theta + 1.0).sqrt())
 }
 
 fn eigh(a: &[f64], n: usize, out: &mut [f64]) {
