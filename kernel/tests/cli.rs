@@ -466,7 +466,7 @@ fn bench_linalg_sets_numpy_beside_host_factorisations() {
         .filter(|r| r["median_ms"].is_number())
         .filter_map(|r| r["label"].as_str())
         .collect();
-    for f in ["svd", "qr", "cholesky", "solve", "eigh", "dot_c128"] {
+    for f in tensorbook::bench::linalg::FUNCTIONS {
         let label = format!("{f} 32 @ host:0");
         assert!(measured.contains(&label.as_str()), "{label}: {v}");
     }

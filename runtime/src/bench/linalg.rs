@@ -1,5 +1,6 @@
 //! The linear-algebra benchmark: `svd`, `qr`, `cholesky`, `solve` and `eigh` of f64 matrices
-//! and the product of c128 ones at 256, 512 and 1024 per device, beside NumPy's `numpy.linalg`
+//! and the product, `qr`, `cholesky` and `eigh` of c128 ones at 256, 512 and 1024 per device, beside
+//! NumPy's `numpy.linalg`
 //! and `@` (the same LAPACK routines and zgemm, from NumPy's own OpenBLAS) timed in the same
 //! invocation by [`REFERENCE_SCRIPT`]; and
 //! `fft`/`rfft` of an f64 signal of 2^20 entries and of a prime length beside `numpy.fft`.
@@ -16,7 +17,17 @@ use crate::tensor::Tensor;
 pub const SIZES: [usize; 3] = [256, 512, 1024];
 
 /// The functions, as NumPy names them.
-pub const FUNCTIONS: [&str; 6] = ["svd", "qr", "cholesky", "solve", "eigh", "dot_c128"];
+pub const FUNCTIONS: [&str; 9] = [
+    "svd",
+    "qr",
+    "cholesky",
+    "solve",
+    "eigh",
+    "dot_c128",
+    "qr_c128",
+    "cholesky_c128",
+    "eigh_c128",
+];
 
 /// The signal lengths of the FFT rows: a power of two and a prime (Bluestein's or Rader's
 /// algorithm, where a radix-2 FFT cannot go).
@@ -89,6 +100,10 @@ for n in sizes:
     out[f"eigh {n}"] = median(lambda: np.linalg.eigh(spd))
     z = a + 1j * rng.uniform(-1, 1, (n, n))
     out[f"dot_c128 {n}"] = median(lambda: z @ z)
+    hermitian = z @ z.conj().T + n * np.eye(n)
+    out[f"qr_c128 {n}"] = median(lambda: np.linalg.qr(z))
+    out[f"cholesky_c128 {n}"] = median(lambda: np.linalg.cholesky(hermitian))
+    out[f"eigh_c128 {n}"] = median(lambda: np.linalg.eigh(hermitian))
 for n in lengths:
     x = rng.uniform(-1, 1, n)
     out[f"fft {n}"] = median(lambda: np.fft.fft(x))
@@ -160,13 +175,17 @@ pub fn run(
             let b = place.random_uniform(n as u64 + 1, DType::F64, &[n], -1.0, 1.0)?;
             let imag = place.random_uniform(n as u64 + 2, DType::F64, &[n, n], -1.0, 1.0)?;
             let z = a.complex(&imag)?;
-            let cases: [(&str, Case<'_>); 6] = [
+            let hermitian = z.dot(&z.adjoint()?)?.add(&eye)?;
+            let cases: [(&str, Case<'_>); 9] = [
                 ("svd", Box::new(|| Ok(a.svd()?.1))),
                 ("qr", Box::new(|| Ok(a.qr()?.1))),
                 ("cholesky", Box::new(|| spd.cholesky())),
                 ("solve", Box::new(|| a.solve(&b))),
                 ("eigh", Box::new(|| Ok(spd.eigh()?.0))),
                 ("dot_c128", Box::new(|| z.dot(&z))),
+                ("qr_c128", Box::new(|| Ok(z.qr()?.1))),
+                ("cholesky_c128", Box::new(|| hermitian.cholesky())),
+                ("eigh_c128", Box::new(|| Ok(hermitian.eigh()?.0))),
             ];
             for (name, f) in cases.iter() {
                 let row = label(name, n);
