@@ -9,7 +9,7 @@ mod common;
 
 use common::{enable_sim, random};
 use tensorbook::{
-    jit, on, vmap, Complex32, Complex64, DType, Device, Direction, Fft2Options, FftLength,
+    jit, on, vmap, Complex32, Complex64, Conv, DType, Device, Direction, Fft2Options, FftLength,
     FftOptions, Tensor, TriangularSolve,
 };
 
@@ -977,5 +977,47 @@ fn complex_systems_solve_on_every_device() {
                 }
             }
         }
+    }
+}
+
+/// Nx's complex convolution example on every device; the kernel is not conjugated. A complex
+/// convolution with strides, groups and a real operand against the sum of the parts'.
+#[test]
+fn complex_convolutions_follow_nx() {
+    for d in devices() {
+        let left = c64(&[(1.0, 1.0), (2.0, 0.0), (3.0, -3.0)], &[1, 1, 3])
+            .backend_copy(d)
+            .unwrap();
+        let right = c64(&[(1.0, 0.0), (0.0, 2.0), (0.0, 3.0)], &[1, 1, 3])
+            .backend_copy(d)
+            .unwrap();
+        let out = left.conv(&right, Conv::new().padding([(2, 2)])).unwrap();
+        assert_eq!(
+            (out.dtype(), out.shape(), out.device()),
+            (DType::C64, &[1, 1, 5][..], d)
+        );
+        assert_eq!(
+            printed(&out),
+            "[ [ [-3.0+3.0i, -2.0+8.0i, 10.0+14.0i, 8.0+6.0i, 3.0-3.0i] ] ]",
+            "{d}"
+        );
+        // A real input with a complex kernel is complex; grouped and strided, the parts add up.
+        let x = random(41, DType::F64, &[2, 4, 6, 6])
+            .backend_copy(d)
+            .unwrap();
+        let w = random_complex(42, DType::C128, &[6, 2, 3, 3])
+            .backend_copy(d)
+            .unwrap();
+        let options = Conv::new().strides([2, 1]).feature_group_size(2);
+        let out = x.conv(&w, options.clone()).unwrap();
+        assert_eq!(out.dtype(), DType::C128);
+        let re = x.conv(&w.real().unwrap(), options.clone()).unwrap();
+        let im = x.conv(&w.imag().unwrap(), options).unwrap();
+        near(
+            &format!("complex conv on {d}"),
+            &re.complex(&im).unwrap(),
+            &out,
+            1e-12,
+        );
     }
 }

@@ -1112,7 +1112,7 @@ fn complex_gradients_follow_nx() {
 #[test]
 fn complex_gradients_match_central_differences_along_both_parts() {
     type Loss = fn(&Tensor) -> Result<Tensor>;
-    let cases: [(&str, Loss); 17] = [
+    let cases: [(&str, Loss); 18] = [
         ("abs", |z| z.add(0.5)?.abs()),
         ("exp", |z| z.exp()?.real()),
         ("square, imag", |z| z.square()?.imag()),
@@ -1139,6 +1139,15 @@ fn complex_gradients_match_central_differences_along_both_parts() {
             let shift = on(z.device()).eye(z.dtype(), 4)?.multiply(2.0)?;
             let h = m.matmul(&m.transpose(..)?)?.add(&shift)?;
             h.determinant()?.multiply(z)?.imag()
+        }),
+        ("conv", |z| {
+            let x = z.reshape(&[1, 1, 6])?;
+            let w = z
+                .slice(&[0, 0], &[1, 3], None)?
+                .sin()?
+                .reshape(&[1, 1, 3])?;
+            x.conv(&w, tensorbook::Conv::new().padding([(1, 1)]))?
+                .imag()
         }),
         ("lu", |z| {
             let shift = on(z.device()).eye(z.dtype(), 3)?.multiply(2.0)?;

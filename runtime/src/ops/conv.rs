@@ -147,6 +147,13 @@ impl Tensor {
         }
         let dtype = self.dtype().promote(kernel.dtype()).to_float();
         let device = resolve_device(op, None, &[self, kernel])?;
+        if dtype.is_complex() {
+            return complex_conv(
+                &self.prepared(dtype, device)?,
+                &kernel.prepared(dtype, device)?,
+                options,
+            );
+        }
         let input_order = permutation(self, "input_permutation", &options.input_permutation)?;
         let kernel_order = permutation(kernel, "kernel_permutation", &options.kernel_permutation)?;
         // As Nx: the output permutation is written against the input's names.
@@ -256,6 +263,20 @@ impl Tensor {
         let names = self.names();
         Ok(run(device, Op::Conv(Box::new(dims)), &[self, w], shape)?.named(names))
     }
+}
+
+/// The convolution of complex tensors, as Nx convolves them (the kernel not conjugated): four
+/// real convolutions of the parts, `re = xr∗wr - xi∗wi`, `im = xr∗wi + xi∗wr`, composed so
+/// that every backend and the gradient take it.
+fn complex_conv(x: &Tensor, w: &Tensor, options: Conv) -> Result<Tensor> {
+    let (xr, xi, wr, wi) = (x.real()?, x.imag()?, w.real()?, w.imag()?);
+    let re = xr
+        .conv(&wr, options.clone())?
+        .subtract(&xi.conv(&wi, options.clone())?)?;
+    let im = xr
+        .conv(&wi, options.clone())?
+        .add(&xi.conv(&wr, options)?)?;
+    re.complex(&im)
 }
 
 /// The permutation an option names (positions or names of `t`), or the identity.
