@@ -127,6 +127,45 @@ fn parts_follow_nx_examples() {
         let sum = z.add(&on(d).scalar(1.5f64).unwrap()).unwrap();
         assert_eq!(sum.dtype(), DType::C128);
         assert_eq!(z.add(1).unwrap().dtype(), DType::C64);
+
+        // Nx's `is_nan`, `is_infinity` and `as_type` examples with complex entries.
+        let nan = f32::NAN;
+        let special = c64(&[(nan, 0.0), (f32::INFINITY, 0.0), (0.0, nan)], &[3])
+            .backend_copy(d)
+            .unwrap();
+        assert_eq!(printed(&special.is_nan().unwrap()), "[1, 0, 1]", "{d}");
+        let infinite = c64(
+            &[
+                (f32::INFINITY, 0.0),
+                (1.0, 0.0),
+                (0.0, f32::INFINITY),
+                (f32::NEG_INFINITY, 0.0),
+            ],
+            &[4],
+        )
+        .backend_copy(d)
+        .unwrap();
+        assert_eq!(
+            printed(&infinite.is_infinity().unwrap()),
+            "[1, 0, 1, 1]",
+            "{d}"
+        );
+        let parts = c64(&[(1.0, 2.0), (0.0, 3.0), (4.0, 5.0)], &[3])
+            .backend_copy(d)
+            .unwrap();
+        let real = parts.as_type(DType::F64).unwrap();
+        assert_eq!(
+            (real.dtype(), printed(&real)),
+            (DType::F64, "[1.0, 0.0, 4.0]".into())
+        );
+        let ints = c64(&[(-1.0, 2.0), (-2.0, 3.0), (3.0, -4.0)], &[3])
+            .backend_copy(d)
+            .unwrap();
+        assert_eq!(
+            printed(&ints.as_type(DType::S64).unwrap()),
+            "[-1, -2, 3]",
+            "{d}"
+        );
     }
 }
 
