@@ -1060,3 +1060,80 @@ fn complex_convolutions_follow_nx() {
         );
     }
 }
+
+/// Complex factorisations of what has no answer or no entries: NaN and infinite entries give
+/// NaN (or what LAPACK's pivoting gives, the same on every device) without hanging or
+/// failing, and so do the real eigh and SVD of the real part (host's `?gesdd` refused a NaN
+/// as an invalid argument); empty matrices and an empty batch give empty parts of the right
+/// shapes.
+#[test]
+fn complex_factorisations_of_unreadable_and_empty_matrices() {
+    let nan = f32::NAN;
+    let bad = c64(
+        &[(1.0, 0.0), (nan, 1.0), (nan, 1.0), (f32::INFINITY, 0.0)],
+        &[2, 2],
+    );
+    for d in devices() {
+        let a = bad.backend_copy(d).unwrap();
+        let (w, v) = a.eigh().unwrap();
+        assert!(
+            parts(&w)
+                .iter()
+                .chain(&parts(&v))
+                .all(|(re, im)| re.is_nan() && im.is_nan()),
+            "eigh on {d}: {:?} {:?}",
+            parts(&w),
+            parts(&v)
+        );
+        let l = a.cholesky().unwrap();
+        assert!(
+            parts(&l).iter().any(|(re, _)| re.is_nan()),
+            "cholesky on {d}"
+        );
+        let (q, r) = a.qr().unwrap();
+        assert!(
+            parts(&q)
+                .iter()
+                .chain(&parts(&r))
+                .any(|(re, im)| re.is_nan() || im.is_nan()),
+            "qr on {d}"
+        );
+        a.lu().unwrap();
+        a.determinant().unwrap();
+        // The real factorisations that iterate, of the real parts: NaN, not a hang.
+        let real = a.real().unwrap();
+        let (w, _) = real.eigh().unwrap();
+        assert!(
+            parts(&w).iter().all(|(re, _)| re.is_nan()),
+            "real eigh on {d}"
+        );
+        let (_, s, _) = real.svd().unwrap();
+        assert!(
+            parts(&s).iter().all(|(re, _)| re.is_nan()),
+            "real svd on {d}: {:?}",
+            parts(&s)
+        );
+        for (shape, dims) in [(vec![0, 0], 0usize), (vec![0, 3, 3], 3)] {
+            let empty = on(d).zeros(DType::C128, &shape).unwrap();
+            let (q, r) = empty.qr().unwrap();
+            assert_eq!(
+                (q.shape().len(), r.shape().len()),
+                (shape.len(), shape.len()),
+                "{d}"
+            );
+            let (w, v) = empty.eigh().unwrap();
+            assert_eq!(
+                (w.shape()[w.rank() - 1], v.shape()),
+                (dims, &shape[..]),
+                "{d}"
+            );
+            assert_eq!(empty.cholesky().unwrap().shape(), &shape[..], "{d}");
+            let (p, lo, u) = empty.lu().unwrap();
+            assert_eq!(
+                (p.shape(), lo.shape(), u.shape()),
+                (&shape[..], &shape[..], &shape[..]),
+                "{d}"
+            );
+        }
+    }
+}

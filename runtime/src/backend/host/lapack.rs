@@ -698,11 +698,27 @@ pub(super) fn qr<T: Element>(
     Ok(())
 }
 
+/// Whether the lower triangle of `a [n, n]` (what `eigh` reads) holds a NaN or an infinity:
+/// then there are no eigenvalues, and `?syevd`/`?heevd` may return NaN or not depending on
+/// where its iterations stop, so every entry is NaN, as the reference gives.
+pub(super) fn unreadable_lower<T: Element>(a: &[T], n: usize, out: &mut [T]) -> bool {
+    let unreadable = (0..n).any(|i| {
+        (0..=i).any(|j| {
+            let (re, im) = a[i * n + j].to_parts();
+            !re.is_finite() || !im.is_finite()
+        })
+    });
+    if unreadable {
+        out.fill(T::from_parts(f64::NAN, f64::NAN));
+    }
+    unreadable
+}
+
 fn eigh<T: LapackFloat>(r: &Routines<T>, a: &[T], n: usize, out: &mut [T]) -> Result<()> {
-    let (w, v) = out.split_at_mut(n);
-    if n == 0 {
+    if n == 0 || unreadable_lower(a, n, out) {
         return Ok(());
     }
+    let (w, v) = out.split_at_mut(n);
     let mut c = copied(a)?;
     let (ni, mut info) = (int("eigh", n)?, 0);
     let (mut size, mut isize) = (T::ZERO, 0 as c_int);
@@ -780,6 +796,12 @@ fn svd<T: LapackFloat>(
 ) -> Result<()> {
     let k = m.min(n);
     let (uc, vr) = if full { (m, n) } else { (k, k) };
+    if a.iter().any(|x| !x.to_f64().is_finite()) {
+        // No singular values, as the reference says; `?gesdd` itself rejects a NaN entry as
+        // an invalid argument.
+        out.fill(T::from_f64(f64::NAN));
+        return Ok(());
+    }
     let (u, rest) = out.split_at_mut(m * uc);
     let (s, vt) = rest.split_at_mut(k);
     if k == 0 {

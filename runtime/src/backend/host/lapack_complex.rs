@@ -11,8 +11,8 @@ use std::ffi::{c_char, c_int};
 use std::sync::OnceLock;
 
 use super::lapack::{
-    cholesky, copied, failed, int, lapack, lu, qr, scratch, symbol, Geqrf, Getrf, Lapack, Orgqr,
-    Potrf,
+    cholesky, copied, failed, int, lapack, lu, qr, scratch, symbol, unreadable_lower, Geqrf, Getrf,
+    Lapack, Orgqr, Potrf,
 };
 use crate::allocate::try_alloc;
 use crate::buffer::Buffer;
@@ -150,7 +150,7 @@ fn eigh<Z: LapackComplex>(
     n: usize,
     out: &mut [Z],
 ) -> Result<()> {
-    if n == 0 {
+    if n == 0 || unreadable_lower(a, n, out) {
         return Ok(());
     }
     let mut c = copied(a)?;
