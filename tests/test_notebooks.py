@@ -374,3 +374,14 @@ def test_07_linear_algebra(nb07):
     gap, line = number("irfft(rfft(signal)) against the signal")
     assert gap < 1e-12, line
     assert any("Amplitude spectrum of the signal" in c for c in charts), "no spectrum chart"
+    # Complex matrices: real eigenvalues in c128, the factorisations and the solve rebuild.
+    line = next(l for l in lines if l.startswith("eigenvalues of H:"))
+    assert "c128[4] on host:0" in line and line.endswith("at most 0.0e0)"), line
+    gap, line = number("largest |V·diag(w)·Vᴴ - H|:")
+    assert gap < 1e-12, line
+    gap, line = number("complex QR: largest |Q·R - B|", 6)
+    assert gap < 1e-12, line
+    diagonal = line.split("diagonal [")[1].rstrip("]").split(",")
+    assert len(diagonal) == 4 and all(float(d) > 0 for d in diagonal), line
+    gap, line = number("complex solve: largest |H·X - B|")
+    assert gap < 1e-10, line
