@@ -1,6 +1,7 @@
 //! The reference factorisations of complex matrices, in c128 whatever the input's precision:
-//! Cholesky–Banachiewicz, Doolittle with partial pivoting, Householder QR and cyclic Jacobi
-//! for Hermitian eigenproblems, the complex forms of the real references beside them. Complex
+//! Cholesky–Banachiewicz and cyclic Jacobi for Hermitian eigenproblems here, the complex forms
+//! of the real references beside them; LU and Householder QR are the real ones' own code
+//! (`lu.rs`, `householder.rs`), generic over the element. Complex
 //! solves are composed in the frontend over the real kernels; Nx refuses complex SVDs.
 //! Results follow the conventions of [`crate::ir::linalg`]: `l`'s diagonal real, `r`'s real and
 //! non-negative where a reflection was applied, eigenvalues real (held in the complex dtype, as
@@ -11,7 +12,7 @@ use crate::buffer::Buffer;
 use crate::complex::Complex64 as C;
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::ir::linalg::{eigh_order, qr_conventions, Factorization, LinAlg};
+use crate::ir::linalg::{eigh_order, Factorization, LinAlg};
 
 /// Runs `op` (a complex factorisation other than the SVD, which Nx refuses) over its batch: each matrix read as c128, factorised,
 /// rounded back once to `T`.
@@ -38,7 +39,9 @@ pub(crate) fn run<T: Element>(op: &LinAlg, inputs: &[&[T]]) -> Result<Buffer> {
         match kind {
             Factorization::Cholesky => cholesky(&matrix, n, &mut result),
             Factorization::Lu => super::lu::lu(&matrix, n, &mut result, pivot_size),
-            Factorization::Qr { complete } => qr(&matrix, m, n, complete, &mut result),
+            Factorization::Qr { complete } => {
+                super::householder::qr(&matrix, m, n, complete, &mut result)
+            }
             _ => eigh(&matrix, n, &mut result),
         }
         for (o, r) in out[b * per..(b + 1) * per].iter_mut().zip(&result) {
@@ -91,78 +94,6 @@ fn norm_sqr(z: C) -> f64 {
 
 fn scaled(z: C, k: f64) -> C {
     C::new(z.re * k, z.im * k)
-}
-
-/// `a = q·r` by LAPACK's complex Householder reflections (`?larfg`): `H = I - τ·v·vᴴ` with
-/// `v₀ = 1` and a complex `τ`, chosen so that `Hᴴ` takes the column below the diagonal to a
-/// real `β`; `q = H₁·H₂·…`. The same reflections as LAPACK's, so even a complete `q`'s columns
-/// past the rank (a basis of the null space that nothing else fixes) match host's. No
-/// reflection where the column is already zero below a real diagonal entry.
-fn qr(a: &[C], m: usize, n: usize, complete: bool, out: &mut [C]) {
-    let k = m.min(n);
-    let mut r = a.to_vec();
-    let mut reflectors: Vec<Option<(Vec<C>, C)>> = Vec::with_capacity(k);
-    let mut reflected = vec![false; k];
-    for j in 0..k {
-        let alpha = r[j * n + j];
-        let below = (j + 1..m)
-            .map(|i| norm_sqr(r[i * n + j]))
-            .sum::<f64>()
-            .sqrt();
-        if below == 0.0 && alpha.im == 0.0 {
-            reflectors.push(None);
-            continue;
-        }
-        let beta = -alpha.norm().hypot(below).copysign(alpha.re);
-        let tau = C::new((beta - alpha.re) / beta, -alpha.im / beta);
-        let scale = C::ONE.div(alpha.sub(C::new(beta, 0.0)));
-        let mut v = vec![C::ZERO; m];
-        v[j] = C::ONE;
-        for i in j + 1..m {
-            v[i] = r[i * n + j].mul(scale);
-        }
-        // r ← Hᴴ·r = r - conj(τ)·v·(vᴴ·r).
-        for c in j..n {
-            let s = (j..m).fold(C::ZERO, |acc, i| acc.add(v[i].conj().mul(r[i * n + c])));
-            let s = s.mul(tau.conj());
-            for i in j..m {
-                r[i * n + c] = r[i * n + c].sub(s.mul(v[i]));
-            }
-        }
-        r[j * n + j] = C::new(beta, 0.0);
-        for i in j + 1..m {
-            r[i * n + j] = C::ZERO;
-        }
-        reflected[j] = true;
-        reflectors.push(Some((v, tau)));
-    }
-    let (qc, rr) = if complete { (m, m) } else { (k, k) };
-    let mut q = vec![C::ZERO; m * qc];
-    for i in 0..qc.min(m) {
-        q[i * qc + i] = C::ONE;
-    }
-    // q = H₁·…·H_k·I, the last reflection applied first: q ← q - τ·v·(vᴴ·q).
-    for (j, reflector) in reflectors.iter().enumerate().rev() {
-        let Some((v, tau)) = reflector else {
-            continue;
-        };
-        for c in 0..qc {
-            let s = (j..m).fold(C::ZERO, |acc, i| acc.add(v[i].conj().mul(q[i * qc + c])));
-            let s = s.mul(*tau);
-            for i in j..m {
-                q[i * qc + c] = q[i * qc + c].sub(s.mul(v[i]));
-            }
-        }
-    }
-    let mut r_out = vec![C::ZERO; rr * n];
-    for i in 0..rr.min(m) {
-        for c in i.min(n)..n {
-            r_out[i * n + c] = r[i * n + c];
-        }
-    }
-    qr_conventions(&mut q, &mut r_out, [m, qc], n, &reflected);
-    out[..m * qc].copy_from_slice(&q);
-    out[m * qc..].copy_from_slice(&r_out);
 }
 
 /// The Hermitian matrix whose lower triangle is `a`'s (the diagonal's imaginary parts
@@ -299,7 +230,7 @@ mod tests {
                 (m.min(n), m.min(n))
             };
             let mut out = vec![C::ZERO; m * qc + rr * n];
-            qr(&a, m, n, complete, &mut out);
+            super::super::householder::qr(&a, m, n, complete, &mut out);
             let (q, r) = out.split_at(m * qc);
             assert!(close(&product(q, r, m, qc, n), &a), "{m}x{n}");
             let qhq = product(&adjoint(q, m, qc), q, qc, m, qc);

@@ -10,11 +10,12 @@ use crate::buffer::Buffer;
 use crate::complex::{Complex32, Complex64};
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::ir::linalg::{eigh_order, qr_conventions, svd_signs, Factorization, LinAlg};
+use crate::ir::linalg::{eigh_order, svd_signs, Factorization, LinAlg};
 
 use jacobi::rotation_tangent;
 
 mod complex;
+mod householder;
 mod jacobi;
 mod lu;
 
@@ -249,7 +250,7 @@ fn factor(kind: Factorization, m: usize, n: usize, a: &[f64], out: &mut [f64]) {
     match kind {
         Factorization::Cholesky => cholesky(a, n, out),
         Factorization::Lu => lu::lu(a, n, out, f64::abs),
-        Factorization::Qr { complete } => qr(a, m, n, complete, out),
+        Factorization::Qr { complete } => householder::qr(a, m, n, complete, out),
         Factorization::Eigh => eigh(a, n, out),
         Factorization::Svd { full } => svd(a, m, n, full, out),
     }
@@ -270,65 +271,6 @@ fn cholesky(a: &[f64], n: usize, l: &mut [f64]) {
             l[i * n + j] = s / d;
         }
     }
-}
-
-fn qr(a: &[f64], m: usize, n: usize, complete: bool, out: &mut [f64]) {
-    let k = m.min(n);
-    let mut r = a.to_vec();
-    let mut reflectors: Vec<(Vec<f64>, f64)> = Vec::with_capacity(k);
-    let mut reflected = vec![false; k];
-    for j in 0..k {
-        let alpha = r[j * n + j];
-        let xnorm = (j + 1..m).map(|i| r[i * n + j].powi(2)).sum::<f64>().sqrt();
-        if xnorm == 0.0 {
-            reflectors.push((Vec::new(), 0.0));
-            continue;
-        }
-        let beta = -alpha.hypot(xnorm).copysign(alpha);
-        let tau = (beta - alpha) / beta;
-        let mut v = vec![0.0; m];
-        v[j] = 1.0;
-        for i in j + 1..m {
-            v[i] = r[i * n + j] / (alpha - beta);
-        }
-        for c in j..n {
-            let s: f64 = (j..m).map(|i| v[i] * r[i * n + c]).sum();
-            for i in j..m {
-                r[i * n + c] -= tau * s * v[i];
-            }
-        }
-        r[j * n + j] = beta;
-        for i in j + 1..m {
-            r[i * n + j] = 0.0;
-        }
-        reflected[j] = true;
-        reflectors.push((v, tau));
-    }
-    let (qc, rr) = if complete { (m, m) } else { (k, k) };
-    let mut q = vec![0.0; m * qc];
-    for i in 0..qc.min(m) {
-        q[i * qc + i] = 1.0;
-    }
-    for (j, (v, tau)) in reflectors.iter().enumerate().rev() {
-        if *tau == 0.0 {
-            continue;
-        }
-        for c in 0..qc {
-            let s: f64 = (j..m).map(|i| v[i] * q[i * qc + c]).sum();
-            for i in j..m {
-                q[i * qc + c] -= tau * s * v[i];
-            }
-        }
-    }
-    let mut r_out = vec![0.0; rr * n];
-    for i in 0..rr.min(m) {
-        for c in i.min(n)..n {
-            r_out[i * n + c] = r[i * n + c];
-        }
-    }
-    qr_conventions(&mut q, &mut r_out, [m, qc], n, &reflected);
-    out[..m * qc].copy_from_slice(&q);
-    out[m * qc..].copy_from_slice(&r_out);
 }
 
 /// The symmetric matrix whose lower triangle is `a`'s.
