@@ -196,13 +196,21 @@ pub fn run(what: BenchWhat) -> Result<(), String> {
                     timed: runs,
                 },
             };
-            let jax = time_jax(python, &config);
-            let figures =
-                train::run(&config, jax, &mut Bar { bar: None }).map_err(|e| e.to_string())?;
+            let references = time_train_references(python, &config);
+            let figures = train::run(&config, &references, &mut Bar { bar: None })
+                .map_err(|e| e.to_string())?;
             if json {
                 let mut value = figures.report.to_json();
                 value["jit_over_eager"] = per_device(&figures.jit_over_eager);
-                value["jit_over_jax"] = per_device(&figures.jit_over_jax);
+                for key in train::REFERENCES {
+                    let ratios: Vec<_> = figures
+                        .jit_over_references
+                        .iter()
+                        .filter(|(_, k, _)| *k == key)
+                        .map(|(d, _, r)| (*d, *r))
+                        .collect();
+                    value[format!("jit_over_{key}")] = per_device(&ratios);
+                }
                 println!("{value}");
             } else {
                 print!("{}", figures.report.table());
@@ -335,28 +343,47 @@ fn reference_json(
     Ok(value)
 }
 
-/// JAX's median step for `bench train` in seconds, from [`train::JAX_SCRIPT`] run with the
-/// chosen Python (as numpy's), or why there is none.
-fn time_jax(python: Option<String>, config: &train::TrainBench) -> Result<f64, String> {
-    let python = python_for_numpy(python);
+/// JAX's and PyTorch's steps for `bench train`, from [`train::REFERENCE_SCRIPT`] run with the
+/// references' Python on the inputs [`train::write_inputs`] wrote, or why each is missing.
+fn time_train_references(
+    python: Option<String>,
+    config: &train::TrainBench,
+) -> Vec<Result<train::Reference, String>> {
+    let python = python_for_references(python);
     if python == "none" {
-        return Err("left out (--python none)".into());
+        return vec![Err("JAX and PyTorch: left out (--python none)".into())];
+    }
+    let folder = match tempfile::tempdir() {
+        Ok(folder) => folder,
+        Err(e) => {
+            return vec![Err(format!(
+                "JAX and PyTorch: no folder for the inputs: {e}"
+            ))]
+        }
+    };
+    if let Err(e) = train::write_inputs(folder.path(), config.batch) {
+        return vec![Err(format!("JAX and PyTorch: {e}"))];
     }
     let args = [
+        folder.path().display().to_string(),
         config.batch.to_string(),
         config.runs.warmup.to_string(),
         config.runs.timed.max(1).to_string(),
     ];
-    let value = reference_json(&python, train::JAX_SCRIPT, &args)?;
-    let median = value["median_s"]
-        .as_f64()
-        .ok_or_else(|| format!("{python} printed no median: {value}"))?;
-    eprintln!(
-        "JAX {} on {} ({python})",
-        value["jax"].as_str().unwrap_or("?"),
-        value["device"].as_str().unwrap_or("?")
-    );
-    Ok(median)
+    let value = match reference_json(&python, train::REFERENCE_SCRIPT, &args) {
+        Ok(value) => value,
+        Err(why) => return vec![Err(format!("JAX and PyTorch: {why}"))],
+    };
+    train::REFERENCES
+        .iter()
+        .map(|key| {
+            let reference = train::read_reference(folder.path(), key, &value);
+            if let Ok(r) = &reference {
+                eprintln!("{} ({python})", r.name);
+            }
+            reference.map_err(|why| format!("{why} ({python})"))
+        })
+        .collect()
 }
 
 /// JAX's and PyTorch's medians for `bench conv`, from [`conv::REFERENCE_SCRIPT`] run with the
@@ -365,7 +392,7 @@ fn time_conv_references(
     python: Option<String>,
     config: &conv::ConvBench,
 ) -> Vec<Result<conv::Reference, String>> {
-    let python = python_for_numpy(python);
+    let python = python_for_references(python);
     if python == "none" {
         return vec![Err("JAX and PyTorch: left out (--python none)".into())];
     }
@@ -448,6 +475,19 @@ fn per_device(ratios: &[(tensorbook::Device, f64)]) -> serde_json::Value {
         .map(|(d, r)| (d.to_string(), serde_json::json!(r)))
         .collect::<serde_json::Map<_, _>>()
         .into()
+}
+
+/// The Python to run JAX and PyTorch with: `--python`, else `TENSORBOOK_REFERENCES_PYTHON`,
+/// else the references' environment `install/references-env.sh` makes (`.venv-references`)
+/// when run from a checkout that has one, else the numpy Python.
+fn python_for_references(chosen: Option<String>) -> String {
+    chosen
+        .or_else(|| env::text(env::REFERENCES_PYTHON))
+        .or_else(|| {
+            let venv = std::path::Path::new(".venv-references/bin/python");
+            venv.is_file().then(|| venv.display().to_string())
+        })
+        .unwrap_or_else(|| python_for_numpy(None))
 }
 
 /// The Python to run numpy with: `--python`, else `TENSORBOOK_PYTHON`, else the project's

@@ -130,7 +130,8 @@ enum BenchWhat {
         json: bool,
     },
     /// One training step (value_and_grad + SGD update) of notebook 05's 784-50-10 network,
-    /// eager and jit per device, beside JAX's jit on the CPU timed in the same run.
+    /// eager and jit per device, beside JAX's jit and PyTorch's eager step on the CPU, timed in
+    /// the same run from the same inputs and checked to compute the same step.
     Train {
         /// Devices in order; unavailable ones are skipped.
         #[arg(long, default_value = "host")]
@@ -141,7 +142,9 @@ enum BenchWhat {
         /// Timed runs per row (the median is reported).
         #[arg(long, default_value_t = 9)]
         runs: usize,
-        /// The Python with JAX (the project's .venv by default); `none` leaves JAX out.
+        /// The Python with JAX and PyTorch (default: TENSORBOOK_REFERENCES_PYTHON, else
+        /// ./.venv-references from install/references-env.sh, else the numpy Python); `none`
+        /// leaves both out.
         #[arg(long)]
         python: Option<String>,
         /// Print JSON instead of a table.
@@ -162,8 +165,7 @@ enum BenchWhat {
         /// Timed runs per row (the median is reported).
         #[arg(long, default_value_t = 9)]
         runs: usize,
-        /// The Python with JAX and PyTorch (the project's .venv by default); `none` leaves
-        /// both out.
+        /// The Python with JAX and PyTorch, as for `bench train`; `none` leaves both out.
         #[arg(long)]
         python: Option<String>,
         /// Print JSON instead of a table.

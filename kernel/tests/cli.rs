@@ -317,13 +317,18 @@ fn bench_serving_sets_partitions_beside_one_device() {
 }
 
 #[test]
-fn bench_train_sets_jax_beside_host_eager_and_jit() {
-    let venv = concat!(env!("CARGO_MANIFEST_DIR"), "/../.venv/bin/python");
-    let with_jax = std::path::Path::new(venv).is_file();
-    let python = if with_jax {
-        venv
+fn bench_train_sets_jax_and_pytorch_beside_host_eager_and_jit() {
+    // The references' environment (install/references-env.sh) has JAX and PyTorch; the main
+    // one has JAX only; without either, both are skipped with the Python's name.
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let references = format!("{root}/.venv-references/bin/python");
+    let venv = format!("{root}/.venv/bin/python");
+    let (python, with_jax, with_torch) = if std::path::Path::new(&references).is_file() {
+        (references, true, true)
+    } else if std::path::Path::new(&venv).is_file() {
+        (venv, true, false)
     } else {
-        "/nonexistent/python"
+        ("/nonexistent/python".to_string(), false, false)
     };
     let v = json_of(&[
         "bench",
@@ -335,7 +340,7 @@ fn bench_train_sets_jax_beside_host_eager_and_jit() {
         "--devices",
         "host,cuda",
         "--python",
-        python,
+        &python,
         "--json",
     ]);
     let labels = row_labels(&v);
@@ -364,15 +369,26 @@ fn bench_train_sets_jax_beside_host_eager_and_jit() {
         "{v}"
     );
     let notes = v["notes"].to_string();
+    // A ratio is only given to a reference whose first step landed where host's did, from the
+    // same inputs: the same loss and the same parameters after the update.
+    for (key, expected) in [("jax", with_jax), ("torch", with_torch)] {
+        let ratio = v[format!("jit_over_{key}")]["host:0"].as_f64();
+        if expected {
+            assert!(
+                ratio.is_some_and(|r| r > 0.0),
+                "{key} is installed in {python}: {v}"
+            );
+        } else {
+            assert!(ratio.is_none(), "{key}: {v}");
+        }
+    }
     if with_jax {
-        assert!(
-            v["jit_over_jax"]["host:0"]
-                .as_f64()
-                .is_some_and(|r| r > 0.0),
-            "JAX is pinned in the project's .venv, so it is timed: {v}"
-        );
+        assert!(notes.contains("the same step: loss"), "{notes}");
     } else {
         assert!(notes.contains("/nonexistent/python"), "{v}");
+    }
+    if !with_torch {
+        assert!(notes.contains("PyTorch"), "why PyTorch has no row: {notes}");
     }
     // Without a GPU the cuda rows are skips that say why, never timings.
     if !tensorbook::client_info(tensorbook::Client::Cuda).available {

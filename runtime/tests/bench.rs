@@ -70,7 +70,7 @@ fn the_training_step_rows_are_labelled_with_their_device() {
             timed: 1,
         },
     };
-    let figures = train::run(&bench, Err("not asked".into()), &mut Silent).unwrap();
+    let figures = train::run(&bench, &[Err("not asked".into())], &mut Silent).unwrap();
     let (measured, skipped) = labels(&figures.report);
     for kind in ["eager", "jit"] {
         let host = format!("sgd step 784-50-10 x64 {kind} @ host:0");

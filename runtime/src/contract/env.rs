@@ -71,6 +71,10 @@ pub const HISTORY_DIR: &str = "TENSORBOOK_HISTORY_DIR";
 pub const RUNTIME_PATH: &str = "TENSORBOOK_RUNTIME_PATH";
 /// The Python that `tensorbook kernel install --sys-prefix` asks for its prefix.
 pub const PYTHON: &str = "TENSORBOOK_PYTHON";
+/// The Python with the benchmarks' reference libraries (JAX, PyTorch) for `bench train` and
+/// `bench conv` (default: `./.venv-references`, which `install/references-env.sh` makes, else
+/// the numpy Python).
+pub const REFERENCES_PYTHON: &str = "TENSORBOOK_REFERENCES_PYTHON";
 
 // --- The platform's and Jupyter's, read for the same purposes.
 
