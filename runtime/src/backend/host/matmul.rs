@@ -77,11 +77,11 @@ pub(super) fn packed_products<T: Element>(
 pub fn gemm_name() -> String {
     if packed_gemm_chosen() {
         #[cfg(target_arch = "x86_64")]
-        let wide = packed_gemm::wide_f32();
+        let wide = packed_gemm::wide_tiles();
         #[cfg(not(target_arch = "x86_64"))]
         let wide = false;
         return if wide {
-            "host's packed GEMM (AVX-512 f32 tiles, AVX2+FMA f64)".to_string()
+            "host's packed GEMM (AVX-512 f32 and f64 tiles)".to_string()
         } else {
             "host's packed AVX2+FMA GEMM".to_string()
         };

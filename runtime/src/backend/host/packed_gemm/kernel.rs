@@ -256,6 +256,20 @@ tile_fn!(
     _mm512_fmadd_ps,
     |p: *const f32| _mm512_set1_ps(*p)
 );
+tile_fn!(
+    tile_f64x8,
+    "avx512f",
+    f64,
+    8,
+    __m512d,
+    _mm512_setzero_pd,
+    _mm512_load_pd,
+    _mm512_loadu_pd,
+    _mm512_storeu_pd,
+    _mm512_add_pd,
+    _mm512_fmadd_pd,
+    |p: *const f64| _mm512_set1_pd(*p)
+);
 
 avx2_kernel!(
     f32,
@@ -267,45 +281,69 @@ avx2_kernel!(
 );
 avx2_kernel!(f64, 4, tile_f64);
 
-/// f32 on CPUs with AVX-512: the same 6-row tile, two 16-lane vectors wide (NR = 32), so each
-/// step issues twelve 512-bit FMAs. A distinct type (the same bits as f32) because the tile
-/// width is a constant of the kernel's type. Measured on a 2-core AVX-512 Xeon, whose register
-/// loop peaks at 341 GFLOP/s against 170 for AVX2: see `docs/performance.md`.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[repr(transparent)]
-pub struct F32x16(pub f32);
+/// An AVX-512 kernel type: the bits of `$t` in a type of its own, because the tile width is a
+/// constant of the kernel's type.
+macro_rules! wide_kernel {
+    ($(#[$doc:meta])* $name:ident, $t:ty, $nr:expr, $inner:ident $(, $pack:item)*) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq)]
+        #[repr(transparent)]
+        pub struct $name(pub $t);
 
-impl std::ops::AddAssign for F32x16 {
-    fn add_assign(&mut self, other: F32x16) {
-        self.0 += other.0;
-    }
+        impl std::ops::AddAssign for $name {
+            fn add_assign(&mut self, other: $name) {
+                self.0 += other.0;
+            }
+        }
+
+        impl Kernel for $name {
+            const NR: usize = $nr;
+            const ZERO: Self = $name(0.0);
+
+            #[inline]
+            unsafe fn tile<const A_PACKED: bool, const B_PACKED: bool>(
+                kc: usize,
+                a: *const Self,
+                lda: usize,
+                b: *const Self,
+                ldb: usize,
+                c: *mut Self,
+                ldc: usize,
+                first: bool,
+            ) {
+                $inner::<A_PACKED, B_PACKED>(kc, a.cast(), lda, b.cast(), ldb, c.cast(), ldc, first)
+            }
+
+            $($pack)*
+        }
+    };
 }
 
-/// True when this CPU runs [`F32x16`]'s tile.
-pub fn avx512_available() -> bool {
-    is_x86_feature_detected!("avx512f")
-}
-
-impl Kernel for F32x16 {
-    const NR: usize = 32;
-    const ZERO: Self = F32x16(0.0);
-
-    #[inline]
-    unsafe fn tile<const A_PACKED: bool, const B_PACKED: bool>(
-        kc: usize,
-        a: *const Self,
-        lda: usize,
-        b: *const Self,
-        ldb: usize,
-        c: *mut Self,
-        ldc: usize,
-        first: bool,
-    ) {
-        tile_f32x16::<A_PACKED, B_PACKED>(kc, a.cast(), lda, b.cast(), ldb, c.cast(), ldc, first)
-    }
-
+wide_kernel!(
+    /// f32 on CPUs with AVX-512: the same 6-row tile, two 16-lane vectors wide (NR = 32), so each
+    /// step issues twelve 512-bit FMAs. A distinct type (the same bits as f32) because the tile
+    /// width is a constant of the kernel's type. Measured on a 2-core AVX-512 Xeon, whose register
+    /// loop peaks at 341 GFLOP/s against 170 for AVX2: see `docs/performance.md`.
+    F32x16,
+    f32,
+    32,
+    tile_f32x16,
     unsafe fn pack_a_panel(rows: &[*const Self; MR], kc: usize, dst: *mut Self) {
         let rows: [*const f32; MR] = std::array::from_fn(|r| rows[r].cast());
         pack_a_panel_f32(&rows, kc, dst.cast())
     }
+);
+
+/// True when this CPU runs the AVX-512 tiles ([`F32x16`], [`F64x8`]).
+pub fn avx512_available() -> bool {
+    is_x86_feature_detected!("avx512f")
 }
+
+wide_kernel!(
+    /// f64 on CPUs with AVX-512: as [`F32x16`], two 8-lane vectors wide (NR = 16). 1024³ f64 on a
+    /// 2-core AVX-512 Xeon: see `docs/performance.md`.
+    F64x8,
+    f64,
+    16,
+    tile_f64x8
+);
