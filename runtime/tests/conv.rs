@@ -157,6 +157,21 @@ fn cases() -> Vec<Case> {
         case(&[2, 3, 9, 30], &[2, 3, 4, 25], || {
             Conv::new().kernel_dilation([1, 1]).strides(2)
         }),
+        // Several batch entries to a task: a kernel's gradient walked along the kernel, and
+        // an input gradient's products side by side.
+        case(&[4, 3, 6, 6], &[2, 3, 4, 4], || {
+            Conv::new().kernel_dilation(2).padding([(1, 1), (1, 1)])
+        }),
+        case(&[20, 3, 3, 3], &[4, 3, 3, 3], || {
+            Conv::new().input_dilation(2).padding([(1, 2), (1, 2)])
+        }),
+        // A dilated input read through strides (host gathers it entry by entry).
+        case(&[2, 2, 5, 4], &[3, 2, 2, 2], || {
+            Conv::new()
+                .input_dilation([2, 1])
+                .strides([2, 3])
+                .padding([(1, 0), (0, 1)])
+        }),
         // A first layer of a CNN over 28x28 digits: large enough for host's panels to split.
         case(&[8, 1, 28, 28], &[8, 1, 3, 3], || {
             Conv::new().strides(2).padding([(1, 1), (1, 1)])

@@ -176,6 +176,9 @@ pub(super) fn copy_view<T: Element>(
     view: &Strided,
     out_shape: &[usize],
 ) -> Result<HostVec<T>> {
+    // Rows as long as memory allows: a conv's kernel gradient swaps batch and channels of
+    // [256, c, 2, 2] activations, whose rows of 2 made a copy cost a division per entry.
+    let (view, out_shape) = &merged(view, out_shape);
     if let Some(out) = transpose::copy(v, view, out_shape) {
         return out;
     }
@@ -192,6 +195,42 @@ pub(super) fn copy_view<T: Element>(
     })
 }
 
+/// `view` of `shape` with axes of one left out and neighbouring axes that step through
+/// memory as one merged: the same entries in the same order, in fewer and longer rows.
+fn merged(view: &Strided, shape: &[usize]) -> (Strided, Vec<usize>) {
+    const MERGED_ROW: usize = 4096;
+    let (mut sizes, mut steps): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
+    for (&n, &step) in shape.iter().zip(&view.strides) {
+        if n == 1 {
+            continue;
+        }
+        match (sizes.last_mut(), steps.last_mut()) {
+            // Rows stay short enough to share out over the cores.
+            (Some(outer), Some(outer_step))
+                if *outer_step == step * n && *outer * n <= MERGED_ROW =>
+            {
+                *outer *= n;
+                *outer_step = step;
+            }
+            _ => {
+                sizes.push(n);
+                steps.push(step);
+            }
+        }
+    }
+    if shape.contains(&0) || sizes.is_empty() {
+        // Nothing to merge into: an empty shape keeps its zeros, a single entry one axis.
+        return (view.clone(), shape.to_vec());
+    }
+    (
+        Strided {
+            offset: view.offset,
+            strides: steps,
+        },
+        sizes,
+    )
+}
+
 /// The view that reads `shape` with its axes reordered by `perm`.
 pub(super) fn permuted(shape: &[usize], perm: &[usize]) -> (Strided, Vec<usize>) {
     let s = strides(shape);
@@ -202,4 +241,47 @@ pub(super) fn permuted(shape: &[usize], perm: &[usize]) -> (Strided, Vec<usize>)
         },
         perm.iter().map(|&p| shape[p]).collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(offset: usize, strides: &[usize]) -> Strided {
+        Strided {
+            offset,
+            strides: strides.to_vec(),
+        }
+    }
+
+    #[test]
+    fn axes_that_step_as_one_merge() {
+        // [256, c, 2, 2] with batch and channels swapped: rows of 2 become rows of 4.
+        let (v, shape) = merged(&view(0, &[4, 12, 2, 1]), &[3, 5, 2, 2]);
+        assert_eq!((v.strides, shape), (vec![4, 12, 1], vec![3, 5, 4]));
+        // Axes of one go; a broadcast merges with a broadcast; an offset stays.
+        let (v, shape) = merged(&view(7, &[0, 0, 9, 1]), &[2, 3, 1, 5]);
+        assert_eq!((v.offset, v.strides, shape), (7, vec![0, 1], vec![6, 5]));
+        // Empty and single-entry shapes are left as they are.
+        assert_eq!(merged(&view(0, &[3, 1]), &[0, 3]).1, vec![0, 3]);
+        assert_eq!(merged(&view(0, &[1, 1]), &[1, 1]).1, vec![1, 1]);
+    }
+
+    #[test]
+    fn merged_copies_equal_the_definition() {
+        let v: Vec<f32> = (0..120).map(|x| x as f32).collect();
+        let shape = [5, 4, 3, 2];
+        // Axes 0 and 1 swapped of a [4, 5, 3, 2] buffer.
+        let strided = view(0, &[6, 30, 2, 1]);
+        let got = copy_view(&v, &strided, &shape).unwrap();
+        let mut want = Vec::new();
+        for a in 0..5 {
+            for b in 0..4 {
+                for c in 0..6 {
+                    want.push(v[b * 30 + a * 6 + c]);
+                }
+            }
+        }
+        assert_eq!(&got[..], &want[..]);
+    }
 }
