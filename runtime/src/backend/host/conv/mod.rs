@@ -6,6 +6,7 @@
 //! through the `gemm` crate. Blocks are independent tasks over the cores. A dilated input at
 //! stride one (a strided convolution's input gradient) takes `scattered` instead.
 
+mod product;
 mod scattered;
 mod walk;
 
@@ -19,6 +20,7 @@ use crate::ir::ConvDims;
 use crate::shape::{numel, unravel};
 
 use super::parallel::SendPtr;
+use product::product;
 
 /// A panel's size in elements: 1 MiB in f32, half an L2 of 2 MiB (a quarter of a 1 MiB L2
 /// measured up to 1.6x slower: blocks of 81 columns for a 5x5 kernel over 32 channels).
@@ -59,43 +61,6 @@ fn segments(from: usize, to: usize, positions: usize) -> impl Iterator<Item = Se
             segment
         })
     })
-}
-
-/// `dst = lhs · rhs` on this thread, for `(m, n, k)`: `dst` m x n at a row stride, `lhs` m x k
-/// at a row stride, `rhs` k x n at the column and row strides given.
-///
-/// # Safety
-/// Each pointer must hold its matrix at its strides, and `dst` be written by no one else.
-unsafe fn product<T: Element>(
-    (m, n, k): (usize, usize, usize),
-    (dst, dst_rs): (*mut T, usize),
-    (lhs, lhs_rs): (*const T, usize),
-    (rhs, rhs_cs, rhs_rs): (*const T, isize, isize),
-) {
-    // SAFETY: as the caller promises.
-    unsafe {
-        gemm::gemm(
-            m,
-            n,
-            k,
-            dst,
-            1,
-            dst_rs as isize,
-            false,
-            lhs,
-            1,
-            lhs_rs as isize,
-            rhs,
-            rhs_cs,
-            rhs_rs,
-            T::ZERO,
-            T::ONE,
-            false,
-            false,
-            false,
-            gemm::Parallelism::None,
-        );
-    }
 }
 
 /// The convolution of `x` by `w` (f32 or f64).

@@ -14,7 +14,8 @@ use crate::host_vec::HostVec;
 use crate::ir::ConvDims;
 use crate::shape::{numel, strides, unravel};
 
-use super::{product, SendPtr};
+use super::product::product;
+use crate::backend::host::parallel::SendPtr;
 
 /// The products one task holds at once, in elements: 1 MiB of f32.
 const PRODUCTS: usize = 1 << 18;
