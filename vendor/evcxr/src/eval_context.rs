@@ -714,6 +714,16 @@ impl EvalContext {
         self.committed_state.set_error_format(value)
     }
 
+    /// tensorbook patch 23: rust-analyzer loads only `dependencies` of the dependency `package`
+    /// (package names), for a library whose public API names the types of no other of its
+    /// dependencies; completion and hover then answer sooner in a fresh session.
+    pub fn set_analysis_dependencies(&mut self, package: &str, dependencies: &[&str]) {
+        self.analyzer.lock().set_analysis_dependencies(
+            package.to_owned(),
+            dependencies.iter().map(|name| (*name).to_owned()).collect(),
+        );
+    }
+
     /// tensorbook patch 6: the macro cells call with their variables as they store them (see
     /// `Config::variable_hook`); `None` for none.
     pub fn set_variable_hook(&mut self, hook: Option<String>) {

@@ -23,8 +23,10 @@ use ra_ap_ide_db::imports::insert_use::ImportGranularity;
 use ra_ap_ide_db::imports::insert_use::InsertUseConfig;
 use ra_ap_paths::AbsPathBuf;
 use ra_ap_project_model::CargoConfig;
+use ra_ap_project_model::Package;
 use ra_ap_project_model::ProjectManifest;
 use ra_ap_project_model::ProjectWorkspace;
+use ra_ap_project_model::ProjectWorkspaceKind;
 use ra_ap_project_model::RustLibSource;
 use ra_ap_syntax::TextRange;
 use ra_ap_syntax::ast::AstNode;
@@ -39,6 +41,7 @@ use ra_ide::HoverConfig;
 use ra_ide::HoverResult;
 use ra_ide::RangeInfo;
 use std::collections::HashMap;
+use std::collections::HashSet;
 use std::convert::TryFrom;
 use std::path::Path;
 
@@ -52,6 +55,9 @@ pub(crate) struct RustAnalyzer {
     loader: vfs_notify::NotifyHandle,
     message_receiver: crossbeam_channel::Receiver<ra_vfs::loader::Message>,
     last_cargo_toml: Option<Vec<u8>>,
+    /// tensorbook patch 23: for a package named here, the only dependencies of it that the
+    /// analysis loads (see `set_analysis_dependencies`).
+    analysis_dependencies: HashMap<String, Vec<String>>,
     source_file: AbsPathBuf,
     source_file_id: FileId,
     current_source: String,
@@ -139,6 +145,15 @@ fn lower_thread_priority() {
     }
 }
 
+/// tensorbook patch 23: what the analysis does not load of a workspace.
+#[derive(Default)]
+struct HiddenPackages {
+    /// The packages' directories, which the file loader skips.
+    directories: HashSet<AbsPathBuf>,
+    /// Their targets' root files, whose crates the crate graph leaves out.
+    roots: HashSet<AbsPathBuf>,
+}
+
 #[derive(Debug, PartialEq, Eq)]
 pub enum TypeName {
     Named(String),
@@ -184,10 +199,22 @@ impl RustAnalyzer {
             loader: vfs_notify::NotifyHandle::spawn(message_sender),
             message_receiver,
             last_cargo_toml: None,
+            analysis_dependencies: HashMap::new(),
             source_file,
             source_file_id,
             current_source: String::new(),
         })
+    }
+
+    /// tensorbook patch 23: the analysis loads only `dependencies` (package names) of `package`
+    /// and what they depend on, not the rest of its dependency tree. For a library whose public
+    /// API names the types of few of its dependencies: the crates it uses only inside take
+    /// most of a cold analysis (every crate's def map and trait impls are computed before the
+    /// first completion), and nothing a cell can name comes from them.
+    pub(crate) fn set_analysis_dependencies(&mut self, package: String, dependencies: Vec<String>) {
+        self.analysis_dependencies.insert(package, dependencies);
+        // The next query loads the crate graph again, without them.
+        self.last_cargo_toml = None;
     }
 
     pub(crate) fn set_source(&mut self, source: String) -> Result<()> {
@@ -337,9 +364,11 @@ impl RustAnalyzer {
             ..CargoConfig::default()
         };
         let workspace = ProjectWorkspace::load(manifest, &config, &|_| {})?;
+        let hidden = self.hidden_packages(&workspace);
         let load = workspace
             .to_roots()
             .iter()
+            .filter(|root| !root.include.iter().any(|dir| hidden.directories.contains(dir)))
             .map(|root| {
                 ra_vfs::loader::Entry::Directories(ra_vfs::loader::Directories {
                     extensions: vec!["rs".to_owned()],
@@ -411,6 +440,11 @@ impl RustAnalyzer {
         );
         let (crate_graph, _) = workspace.to_crate_graph(
             &mut |path| {
+                // tensorbook patch 23: a crate whose root does not load is left out of the
+                // graph, with the edges to it.
+                if hidden.roots.contains(path) {
+                    return None;
+                }
                 self.vfs
                     .file_id(&path.to_path_buf().into())
                     .map(|(id, _)| id)
@@ -420,6 +454,47 @@ impl RustAnalyzer {
 
         change.set_crate_graph(crate_graph);
         Ok(())
+    }
+
+    /// tensorbook patch 23: the packages of `workspace` that the session's crate reaches only
+    /// through dependencies `analysis_dependencies` leaves out.
+    fn hidden_packages(&self, workspace: &ProjectWorkspace) -> HiddenPackages {
+        let mut hidden = HiddenPackages::default();
+        let ProjectWorkspaceKind::Cargo { cargo, .. } = &workspace.kind else {
+            return hidden;
+        };
+        if self.analysis_dependencies.is_empty() {
+            return hidden;
+        }
+        let mut kept: HashSet<Package> = cargo
+            .packages()
+            .filter(|&package| cargo[package].is_member)
+            .collect();
+        let mut pending: Vec<Package> = kept.iter().copied().collect();
+        while let Some(package) = pending.pop() {
+            let only = self.analysis_dependencies.get(&cargo[package].name);
+            for dependency in &cargo[package].dependencies {
+                let name = &cargo[dependency.pkg].name;
+                if only.is_some_and(|only| !only.contains(name)) {
+                    continue;
+                }
+                if kept.insert(dependency.pkg) {
+                    pending.push(dependency.pkg);
+                }
+            }
+        }
+        for package in cargo.packages().filter(|package| !kept.contains(package)) {
+            hidden
+                .directories
+                .insert(cargo[package].manifest.parent().to_path_buf());
+            hidden.roots.extend(
+                cargo[package]
+                    .targets
+                    .iter()
+                    .map(|&target| cargo[target].root.clone()),
+            );
+        }
+        hidden
     }
 
     fn cargo_toml_filename(&self) -> AbsPathBuf {
@@ -704,6 +779,57 @@ mod test {
         fn named(name: &str) -> TypeName {
             TypeName::Named(name.to_owned())
         }
+    }
+
+    /// tensorbook patch 23: a dependency's dependencies left out of the analysis are not in its
+    /// crate graph, and what the dependency re-exports from a kept one still resolves.
+    #[test]
+    fn analysis_leaves_out_the_dependencies_it_is_told_to() -> Result<()> {
+        let tmpdir = tempfile::tempdir()?;
+        let package = |name: &str, dependencies: &[&str], code: &str| -> Result<()> {
+            let dir = tmpdir.path().join(name);
+            std::fs::create_dir_all(dir.join("src"))?;
+            let dependencies: String = dependencies
+                .iter()
+                .map(|d| format!("{d} = {{ path = \"../{d}\" }}\n"))
+                .collect();
+            std::fs::write(
+                dir.join("Cargo.toml"),
+                format!(
+                    "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\n{dependencies}"
+                ),
+            )?;
+            std::fs::write(dir.join("src/lib.rs"), code)?;
+            Ok(())
+        };
+        package("exposed", &[], "pub struct Exposed;")?;
+        package("inner", &[], "pub struct Inner;")?;
+        package(
+            "outer",
+            &["exposed", "inner"],
+            "pub use exposed::Exposed;\npub fn inside() -> inner::Inner { inner::Inner }",
+        )?;
+        package("session", &["outer"], "")?;
+        let mut ra = RustAnalyzer::new(&tmpdir.path().join("session"))?;
+        ra.with_sysroot = false;
+        ra.set_analysis_dependencies("outer".to_owned(), vec!["exposed".to_owned()]);
+        ra.set_source("fn f() { let e = outer::Exposed; }".to_owned())?;
+        let db = ra.analysis_host.raw_database();
+        let mut names: Vec<String> = ra_ap_base_db::all_crates(db)
+            .iter()
+            .filter_map(|krate| {
+                krate
+                    .extra_data(db)
+                    .display_name
+                    .as_ref()
+                    .map(|name| name.to_string())
+            })
+            .collect();
+        names.sort();
+        assert_eq!(names, ["exposed", "outer", "session"]);
+        let var_types = ra.top_level_variables("f");
+        assert_eq!(var_types["e"].type_name, TypeName::named("outer::Exposed"));
+        Ok(())
     }
 
     #[test]
