@@ -208,6 +208,9 @@ pub(crate) fn run(
                     report_slot,
                 );
                 ctx.execute(&prelude())?;
+                // The analysis starts at once (vendored evcxr patch 24), not while the prelude
+                // builds: its `cargo metadata` and priming then cost the prelude ~0.2 s.
+                ctx.warm_analysis();
                 Ok(ctx)
             })
             .map_err(|e| format!("evcxr could not start: {e}"))

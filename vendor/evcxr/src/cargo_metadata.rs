@@ -34,9 +34,23 @@ pub(crate) fn get_library_names(config: &Config) -> Result<Vec<String>> {
     }
 }
 
+/// tensorbook patch 24: the directory, inside the session's crate, where `validate_dep` asks
+/// cargo about a dependency.
+const VALIDATION_CRATE: &str = "evcxr_validate_dep";
+
 pub(crate) fn validate_dep(dep: &str, dep_config: &str, config: &Config) -> Result<()> {
+    // tensorbook patch 24: a crate of its own beside the session's, whose Cargo.toml this used
+    // to overwrite until the next build: rust-analyzer, reading it meanwhile on its own thread,
+    // loaded the dummy's crate graph. The session's lock file goes along, so that cargo
+    // resolves as it would for the session.
+    let validation_dir = config.crate_dir().join(VALIDATION_CRATE);
+    std::fs::create_dir_all(&validation_dir)?;
+    let lock = config.crate_dir().join("Cargo.lock");
+    if lock.exists() {
+        std::fs::copy(&lock, validation_dir.join("Cargo.lock"))?;
+    }
     std::fs::write(
-        config.crate_dir().join("Cargo.toml"),
+        validation_dir.join("Cargo.toml"),
         format!(
             r#"
     [package]
@@ -53,7 +67,11 @@ pub(crate) fn validate_dep(dep: &str, dep_config: &str, config: &Config) -> Resu
         ),
     )?;
     let mut cmd = config.cargo_command("metadata");
-    let output = cmd.arg("--format-version=1").output()?;
+    let output = cmd
+        .arg("--format-version=1")
+        .arg("--manifest-path")
+        .arg(validation_dir.join("Cargo.toml"))
+        .output()?;
     if output.status.success() {
         static NO_LIB_PATTERN: Lazy<Regex> = Lazy::new(|| {
             Regex::new("ignoring invalid dependency `(.*)` which is missing a lib target").unwrap()
@@ -251,6 +269,32 @@ mod tests {
                 .to_string()
                 .contains("no_such_feature")
         );
+        Ok(())
+    }
+
+    /// tensorbook patch 24: the session's manifest stays as it is while a dependency is
+    /// checked (rust-analyzer reads it on another thread), and the check still tells a good
+    /// dependency from a bad one.
+    #[test]
+    fn validation_leaves_the_session_manifest_alone() -> Result<()> {
+        let tempdir = tempfile::tempdir()?;
+        let crate1 = tempdir.path().join("crate1");
+        let crate2 = tempdir.path().join("crate2");
+        create_crate(&crate1, "crate1", "")?;
+        create_crate(&crate2, "crate2", "")?;
+        let manifest = std::fs::read(crate2.join("Cargo.toml"))?;
+        let mut config = Config::new(crate2.clone(), PathBuf::from("/dummy_evcxr_bin"))?;
+        config.allow_static_linking = true;
+        let good = format!(r#"{{ path = "{}" }}"#, path_to_string(&crate1));
+        super::validate_dep("crate1", &good, &config)?;
+        assert_eq!(std::fs::read(crate2.join("Cargo.toml"))?, manifest);
+        let bad = format!(
+            r#"{{ path = "{}", features = ["no_such_feature"] }}"#,
+            path_to_string(&crate1)
+        );
+        let error = super::validate_dep("crate1", &bad, &config).unwrap_err();
+        assert!(error.to_string().contains("no_such_feature"), "{error}");
+        assert_eq!(std::fs::read(crate2.join("Cargo.toml"))?, manifest);
         Ok(())
     }
 }

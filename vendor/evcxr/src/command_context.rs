@@ -234,6 +234,11 @@ Panic detected. Here's some useful information if you're filing a bug report.
         self.eval_context.set_opt_level(level)
     }
 
+    /// tensorbook patch 24: see `EvalContext::warm_analysis`.
+    pub fn warm_analysis(&self) {
+        self.eval_context.warm_analysis();
+    }
+
     /// tensorbook patch 23: see `EvalContext::set_analysis_dependencies`.
     pub fn set_analysis_dependencies(&mut self, package: &str, dependencies: &[&str]) {
         self.eval_context.set_analysis_dependencies(package, dependencies);

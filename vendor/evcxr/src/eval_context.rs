@@ -714,6 +714,20 @@ impl EvalContext {
         self.committed_state.set_error_format(value)
     }
 
+    /// tensorbook patch 24: rust-analyzer starts on the session's code and crate graph now, in
+    /// the background, instead of once evaluations have paused for `WARM_QUIET`: for a caller
+    /// that knows no `:dep` follows at once (after its prelude), so that the first completion
+    /// waits less. Without a Cargo.toml it does nothing until the next evaluation.
+    pub fn warm_analysis(&self) {
+        if self.committed_state.config.types_from_rustc {
+            self.analyzer.warm_at_once(
+                self.committed_state
+                    .analysis_code(CodeBlock::new())
+                    .code_string(),
+            );
+        }
+    }
+
     /// tensorbook patch 23: rust-analyzer loads only `dependencies` of the dependency `package`
     /// (package names), for a library whose public API names the types of no other of its
     /// dependencies; completion and hover then answer sooner in a fresh session.

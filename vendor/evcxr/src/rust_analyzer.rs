@@ -71,13 +71,20 @@ pub(crate) struct RustAnalyzer {
 /// that completion and hover, which take the lock, find that work done.
 pub(crate) struct SharedAnalyzer {
     analyzer: std::sync::Arc<std::sync::Mutex<RustAnalyzer>>,
-    warm: crossbeam_channel::Sender<String>,
+    warm: crossbeam_channel::Sender<Warm>,
+}
+
+/// Code for the analysis worker to bring the analyzer up to.
+struct Warm {
+    source: String,
+    /// tensorbook patch 24: start without waiting for the evaluations to pause.
+    at_once: bool,
 }
 
 impl SharedAnalyzer {
     pub(crate) fn new(analyzer: RustAnalyzer) -> SharedAnalyzer {
         let analyzer = std::sync::Arc::new(std::sync::Mutex::new(analyzer));
-        let (warm, sources) = crossbeam_channel::unbounded::<String>();
+        let (warm, sources) = crossbeam_channel::unbounded::<Warm>();
         let worker = std::sync::Arc::clone(&analyzer);
         let spawned = std::thread::Builder::new()
             .name("evcxr-analysis".into())
@@ -86,13 +93,17 @@ impl SharedAnalyzer {
             .stack_size(ANALYSIS_STACK)
             .spawn(move || {
                 lower_thread_priority();
-                while let Ok(mut source) = sources.recv() {
+                while let Ok(mut warm) = sources.recv() {
                     // Only the latest code matters, and a session's first evaluations (a
                     // prelude's `:dep`s rewrite Cargo.toml) follow each other closely: loading
                     // each one's crate graph would be wasted.
-                    while let Ok(newer) = sources.recv_timeout(WARM_QUIET) {
-                        source = newer;
+                    while !warm.at_once {
+                        match sources.recv_timeout(WARM_QUIET) {
+                            Ok(newer) => warm = newer,
+                            Err(_) => break,
+                        }
                     }
+                    let source = warm.source;
                     let mut analyzer = worker.lock().unwrap_or_else(|e| e.into_inner());
                     // A failure here shows again, with its message, to the caller that next
                     // takes the lock for a query of its own.
@@ -122,7 +133,18 @@ impl SharedAnalyzer {
 
     /// Has the worker bring the analyzer up to `source` (a crate graph, its caches, inference).
     pub(crate) fn warm(&self, source: String) {
-        let _ = self.warm.send(source);
+        let _ = self.warm.send(Warm {
+            source,
+            at_once: false,
+        });
+    }
+
+    /// tensorbook patch 24: as `warm`, starting now (see `EvalContext::warm_analysis`).
+    pub(crate) fn warm_at_once(&self, source: String) {
+        let _ = self.warm.send(Warm {
+            source,
+            at_once: true,
+        });
     }
 }
 
