@@ -103,7 +103,7 @@ fn panels<T: Element>(x: &[T], w: &[T], d: &ConvDims, mut out: HostVec<T>) -> Re
     let in_size = numel(&d.input);
     let columns = d.out_batch() * positions;
     let threads = rayon::current_num_threads();
-    // A panel within a quarter of L2, and a few blocks per core where there are columns enough.
+    // A panel of at most `PANEL` entries, and a few blocks per core where there are columns enough.
     let block = (PANEL / depth)
         .min(columns.div_ceil(4 * threads))
         .max(16)

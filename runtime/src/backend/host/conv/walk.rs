@@ -185,13 +185,7 @@ impl Walk {
                 let hi = r.hi.clamp(lo, end);
                 if hi > lo {
                     let begin = base + (r.origin + (lo * step) as i64) as usize;
-                    let copied = &mut out[lo - first..hi - first];
-                    if step == 1 {
-                        copied.copy_from_slice(&plane[begin..begin + copied.len()]);
-                    } else {
-                        let end = begin + (copied.len() - 1) * step + 1;
-                        strided_copy(copied, &plane[begin..end], step);
-                    }
+                    copy_run(&mut out[lo - first..hi - first], plane, begin, step);
                 }
             }
             o += run;
@@ -205,6 +199,18 @@ impl Walk {
                 coords[a] = 0;
             }
         }
+    }
+}
+
+/// `dst[j] = plane[begin + j * step]`: one run of a panel's row.
+fn copy_run<T: Element>(dst: &mut [T], plane: &[T], begin: usize, step: usize) {
+    let Some(last) = dst.len().checked_sub(1) else {
+        return;
+    };
+    if step == 1 {
+        dst.copy_from_slice(&plane[begin..begin + dst.len()]);
+    } else {
+        strided_copy(dst, &plane[begin..begin + last * step + 1], step);
     }
 }
 
@@ -238,12 +244,7 @@ impl Walk {
             }
             let base = (ro.origin + (y * outer.walk_step) as i64) as usize * outer.in_stride;
             let begin = base + (ri.origin + (ri.lo * step) as i64) as usize;
-            let copied = &mut row[ri.lo..ri.hi];
-            if step == 1 {
-                copied.copy_from_slice(&plane[begin..begin + count]);
-            } else {
-                strided_copy(copied, &plane[begin..begin + (count - 1) * step + 1], step);
-            }
+            copy_run(&mut row[ri.lo..ri.hi], plane, begin, step);
         }
     }
 }
