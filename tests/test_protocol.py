@@ -176,6 +176,31 @@ def test_session_commands(kernel):
     assert ":clients" in stdout_of(outputs)
 
 
+def test_timing_reports_each_cell_after_its_output(kernel):
+    """`:timing` (evcxr's command, which `:help` names) shows a cell's time and evcxr's phases
+    after the cell's own output, until it is turned off again; the command itself shows none."""
+    _, kc = kernel
+
+    def answer(outputs):
+        results = [m for m in outputs if m["msg_type"] == "execute_result"]
+        return stdout_of(outputs) + "".join(m["content"]["data"]["text/plain"] for m in results)
+
+    reply, outputs = run_cell(kc, ":timing")
+    try:
+        assert reply["content"]["status"] == "ok" and "Timing: true" in answer(outputs)
+        assert "Took " not in answer(outputs), answer(outputs)
+        reply, outputs = run_cell(kc, 'println!("timed output");')
+        text = stdout_of(outputs)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        assert "timed output" in text and "Took " in text and "Final compile: " in text, text
+        assert text.index("timed output") < text.index("Took "), text
+    finally:
+        _, outputs = run_cell(kc, ":timing")
+    assert "Timing: false" in answer(outputs)
+    _, outputs = run_cell(kc, 'println!("untimed");')
+    assert "Took " not in answer(outputs)
+
+
 def test_session_commands_see_what_cells_set(kernel):
     """`:client` and `:clients` are answered in the evaluation process: a simulated accelerator
     a cell turned on is there for them, as the README says."""

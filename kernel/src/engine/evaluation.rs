@@ -261,6 +261,7 @@ pub(crate) fn run(
         described: None,
         cells_run: 0,
         notice,
+        timing: None,
     };
     if let Some(revival) = revival {
         session.revive(revival);
@@ -301,6 +302,18 @@ pub(crate) fn run(
     }
 }
 
+/// `:timing`'s report: the cell's time, then each of evcxr's phases.
+fn timing_text<'a>(
+    took: std::time::Duration,
+    phases: impl Iterator<Item = (&'a str, std::time::Duration)>,
+) -> String {
+    let mut text = format!("Took {}ms\n", took.as_millis());
+    for (name, duration) in phases {
+        text.push_str(&format!("  {name}: {}ms\n", duration.as_millis()));
+    }
+    text
+}
+
 /// Runs `f`, turning a panic into its message.
 fn contained<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
@@ -338,6 +351,8 @@ struct Session {
     cells_run: u64,
     /// Said on stderr before the next cell runs (the session came back from its keeper).
     notice: Option<String>,
+    /// `:timing`'s report of the last cell, shown after its output.
+    timing: Option<String>,
 }
 
 impl Session {
@@ -442,6 +457,13 @@ impl Session {
         };
         let result = self.ctx.execute_with_callbacks(code, &mut callbacks);
         self.busy.store(false, Ordering::SeqCst);
+        if let Ok(out) = &result {
+            // Only for code evcxr ran: a command (`:timing` itself) has no phases.
+            self.timing = out.timing.filter(|_| !out.phases.is_empty()).map(|took| {
+                let phases = out.phases.iter().map(|p| (p.name.as_str(), p.duration));
+                timing_text(took, phases)
+            });
+        }
         result.map_err(EvcxrFailure::from).map(|out| {
             let mut data: CellData = out.content_by_mime_type.into_iter().collect();
             data.sort();
@@ -466,6 +488,10 @@ impl Session {
         *self.child_slot.lock().unwrap_or_else(|e| e.into_inner()) =
             Some(self.ctx.process_handle());
         (self.flush)();
+        // After the cell's own output, as evcxr_jupyter shows it.
+        if let Some(timing) = self.timing.take() {
+            (self.sink)(Output::Text(Stream::Stdout, timing));
+        }
     }
 
     fn complete(&mut self, code: &str, pos: usize) -> Result<CompletionAnswer, AnalysisError> {
