@@ -51,11 +51,6 @@ fn runtime_sources() -> Result<(), String> {
 /// Started with every evaluation process: `print!` without a newline shows while a cell runs.
 const OUTPUT_FLUSHER: &str = "tensorbook::keep_output_flowing();";
 
-/// Code run before the first cell: build settings, the runtime as a dependency, and its names
-/// in scope: the prelude's glob (a cell's own `fn grad` shadows it) and the types by name as
-/// well, which is what makes rust-analyzer write a variable's type as `Tensor` rather than
-/// `tensorbook::Tensor` (in `:vars` and in the code evcxr generates). Cells name the runtime as `tensorbook` but link it from `tensorbook_dylib` (see
-/// that crate): evcxr keeps the `use ... as _` item in every cell.
 /// The dependencies rust-analyzer loads of the runtime and of what it re-exports (vendored
 /// evcxr patch 23): those whose items the API hands to cells (`pub use half::{bf16, f16}`), and
 /// `cfg-if`, through which `half` declares its items. The others (gemm, cudarc, plotters,
@@ -65,6 +60,11 @@ const OUTPUT_FLUSHER: &str = "tensorbook::keep_output_flowing();";
 const ANALYSIS_DEPENDENCIES: &[(&str, &[&str])] =
     &[("tensorbook", &["half"]), ("half", &["cfg-if"])];
 
+/// Code run before the first cell: build settings, the runtime as a dependency, and its names
+/// in scope: the prelude's glob (a cell's own `fn grad` shadows it) and the types by name as
+/// well, which is what makes rust-analyzer write a variable's type as `Tensor` rather than
+/// `tensorbook::Tensor` (in `:vars` and in the code evcxr generates). Cells name the runtime as `tensorbook` but link it from `tensorbook_dylib` (see
+/// that crate): evcxr keeps the `use ... as _` item in every cell.
 pub fn prelude() -> String {
     let runtime = runtime_dir();
     format!(
