@@ -118,3 +118,33 @@ def test_a_compile_error_is_reported_at_the_cells_own_line(fresh):
     text = "\n".join(err["traceback"])
     assert "--> cell line 2, column 9" in text and "2 | let z = y + x;" in text, text
     assert "src/lib.rs" not in text, text
+
+
+def test_a_value_is_shown_by_its_own_display_or_its_debug_text_in_one_build(fresh):
+    """Vendor patch 25: a number or a `Vec` shows its Debug text, a tensor (also through `&`)
+    its own display, each from one build (`:timing` names no "Fallback" phase); a trait of the
+    cell's that also names `evcxr_display` and a value without Debug behave as in evcxr."""
+    _, kc = fresh
+    reply, _ = run_cell(kc, ":timing")
+    assert reply["content"]["status"] == "ok", reply["content"]
+    try:
+        for code, shown in [("let n = 41;\nn + 1", "42"), ("vec![1u8, 2]", "[1, 2]"),
+                            ("&tensor![1.0, 2.0]?", "Backend<")]:
+            reply, outputs = run_cell(kc, code)
+            assert reply["content"]["status"] == "ok", reply["content"]
+            data = [m for m in outputs if m["msg_type"] == "execute_result"][0]["content"]["data"]
+            assert shown in data["text/plain"], (code, data)
+            assert "Final compile" in stdout_of(outputs) and "Fallback" not in stdout_of(outputs), stdout_of(outputs)
+        assert "text/html" in data, data
+    finally:
+        run_cell(kc, ":timing")
+    reply, outputs = run_cell(
+        kc,
+        "trait Show { fn evcxr_display(&self); }\n"
+        "impl Show for i64 { fn evcxr_display(&self) { println!(\"shown {self}\"); } }\n"
+        "5i64",
+    )
+    assert reply["content"]["status"] == "ok", reply["content"]
+    assert "shown 5" in stdout_of(outputs), outputs
+    reply, outputs = run_cell(kc, "struct Opaque;\nOpaque")
+    assert "doesn't implement `Debug`" in error_of(reply, outputs)["evalue"]

@@ -362,6 +362,32 @@ impl CodeBlock {
         (&CodeKind::Unknown, 0)
     }
 
+    /// tensorbook patch 25: takes the fallback of the final value's one-build display (the
+    /// segment whose fallback is itself one segment with a fallback); whether there was one.
+    pub(crate) fn apply_display_fallback(&mut self) -> bool {
+        let display = self.segments.iter().find_map(|segment| match &segment.kind {
+            CodeKind::WithFallback(fallback)
+                if matches!(
+                    fallback.segments.as_slice(),
+                    [Segment {
+                        kind: CodeKind::WithFallback(_),
+                        ..
+                    }]
+                ) =>
+            {
+                Some(fallback.clone())
+            }
+            _ => None,
+        });
+        match display {
+            Some(fallback) => {
+                self.apply_fallback(&fallback);
+                true
+            }
+            None => false,
+        }
+    }
+
     pub(crate) fn apply_fallback(&mut self, fallback: &CodeBlock) {
         let mut replacement_segments = Vec::new();
         for segment in std::mem::take(&mut self.segments) {

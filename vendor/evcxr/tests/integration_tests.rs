@@ -1231,3 +1231,49 @@ fn hover_at_unknown_symbol_returns_fallback() {
         .expect("hover_at should not panic on an unresolvable symbol");
     assert!(!plain.is_empty());
 }
+
+/// tensorbook patch 25: a final value is shown by its own `evcxr_display`, else by Debug, in
+/// one build; a trait of the cell's that also names `evcxr_display` still gets its turn.
+#[test]
+fn a_final_value_is_shown_in_one_build() {
+    let mut ctx = new_context();
+    let shown = |ctx: &mut CommandContext, code: &str| {
+        let output = ctx.execute(code).unwrap_or_else(|error| panic!("{code}: {error}"));
+        let phases: Vec<String> = output.phases.iter().map(|p| p.name.clone()).collect();
+        (output.content_by_mime_type.get("text/plain").cloned(), phases)
+    };
+    ctx.execute("let a = 40;").unwrap();
+    assert_eq!(shown(&mut ctx, "a + 2"), (Some("42".to_owned()), vec!["Final compile".to_owned(), "Execution".to_owned()]));
+    assert_eq!(shown(&mut ctx, "vec![a]").0.as_deref(), Some("[40]"));
+    assert_eq!(shown(&mut ctx, "&&\"hi\"").0.as_deref(), Some("\"hi\""));
+    let (text, phases) = shown(
+        &mut ctx,
+        r#"struct Own; impl Own { fn evcxr_display(&self) { println!("EVCXR_BEGIN_CONTENT text/plain\nown\nEVCXR_END_CONTENT"); } }
+Own"#,
+    );
+    assert_eq!(text.as_deref(), Some("own"));
+    assert!(!phases.iter().any(|p| p == "Fallback"), "{phases:?}");
+    // A reference reaches the inherent method as a call on it would.
+    assert_eq!(shown(&mut ctx, "&Own").0.as_deref(), Some("own"));
+    let (text, phases) = shown(
+        &mut ctx,
+        r#"trait Show { fn evcxr_display(&self); }
+impl Show for i64 { fn evcxr_display(&self) { println!("EVCXR_BEGIN_CONTENT text/plain\nshown {self}\nEVCXR_END_CONTENT"); } }
+5i64"#,
+    );
+    assert_eq!(text.as_deref(), Some("shown 5"), "{phases:?}");
+    // Neither: the Debug build's error, as before.
+    match ctx.execute("struct Opaque; Opaque") {
+        Err(Error::CompilationErrors(errors)) => {
+            assert!(errors.iter().any(|e| e.message().contains("doesn't implement `Debug`")), "{:?}", errors.iter().map(|e| e.message()).collect::<Vec<_>>())
+        }
+        other => panic!("{other:?}"),
+    }
+    // An error in the expression is the expression's, reported once.
+    match ctx.execute("a + \"x\"") {
+        Err(Error::CompilationErrors(errors)) => {
+            assert!(errors[0].message().contains("cannot add"), "{}", errors[0].message())
+        }
+        other => panic!("{other:?}"),
+    }
+}
