@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use rayon::prelude::*;
+use super::parallel::for_each_chunk_mut;
 use realfft::RealFftPlanner;
 use rustfft::num_complex::Complex as FftComplex;
 use rustfft::{FftNum, FftPlanner};
@@ -84,19 +84,16 @@ where
     // Rows of a few thousand entries or more per task: one row's transform is too little work
     // to hand to another core below that.
     let rows_per_task = (8192 / n).max(1);
-    as_fft(&mut out)
-        .par_chunks_mut(n * rows_per_task)
-        .for_each_init(
-            || vec![FftComplex::new(<R as Element>::ZERO, <R as Element>::ZERO); scratch_len],
-            |scratch, block| {
-                for row in block.chunks_mut(n) {
-                    Arc::clone(&plan).process_with_scratch(row, scratch);
-                    for z in row.iter_mut() {
-                        *z = FftComplex::new(clean(z.re), clean(z.im));
-                    }
-                }
-            },
-        );
+    for_each_chunk_mut(as_fft(&mut out), n * rows_per_task, |_, block| {
+        let mut scratch =
+            vec![FftComplex::new(<R as Element>::ZERO, <R as Element>::ZERO); scratch_len];
+        for row in block.chunks_mut(n) {
+            Arc::clone(&plan).process_with_scratch(row, &mut scratch);
+            for z in row.iter_mut() {
+                *z = FftComplex::new(clean(z.re), clean(z.im));
+            }
+        }
+    });
     Ok(out)
 }
 
@@ -127,29 +124,24 @@ where
     let clean = |x: R| -> R { <R as Element>::from_f64(fft.clean(Element::to_f64(x))) };
     let rows_per_task = (8192 / n).max(1);
     let failed = std::sync::atomic::AtomicBool::new(false);
-    as_fft(&mut out)
-        .par_chunks_mut(width * rows_per_task)
-        .zip(x.par_chunks(n * rows_per_task))
-        .for_each_init(
-            // The transform uses its input as scratch: each row is copied in first.
-            || {
-                (
-                    vec![zero; n],
-                    vec![FftComplex::new(zero, zero); scratch_len],
-                )
-            },
-            |(input, scratch), (block, source)| {
-                for (row, signal) in block.chunks_mut(width).zip(source.chunks(n)) {
-                    input.copy_from_slice(signal);
-                    if plan.process_with_scratch(input, row, scratch).is_err() {
-                        failed.store(true, std::sync::atomic::Ordering::Relaxed);
-                    }
-                    for z in row.iter_mut() {
-                        *z = FftComplex::new(clean(z.re), clean(z.im));
-                    }
-                }
-            },
-        );
+    for_each_chunk_mut(as_fft(&mut out), width * rows_per_task, |t, block| {
+        let source = &x[t * n * rows_per_task..];
+        // The transform uses its input as scratch: each row is copied in first.
+        let mut input = vec![zero; n];
+        let mut scratch = vec![FftComplex::new(zero, zero); scratch_len];
+        for (row, signal) in block.chunks_mut(width).zip(source.chunks(n)) {
+            input.copy_from_slice(signal);
+            if plan
+                .process_with_scratch(&mut input, row, &mut scratch)
+                .is_err()
+            {
+                failed.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            for z in row.iter_mut() {
+                *z = FftComplex::new(clean(z.re), clean(z.im));
+            }
+        }
+    });
     if failed.into_inner() {
         return Err(Error::InvalidArgument {
             op: "rfft",

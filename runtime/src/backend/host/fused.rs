@@ -10,9 +10,7 @@
 
 use std::mem::MaybeUninit;
 
-use rayon::prelude::*;
-
-use super::parallel::{par_write, MIN_PER_TASK};
+use super::parallel::{for_each_chunk_mut, map_tasks, par_write, MIN_PER_TASK};
 use super::reduce::{self, fold};
 use super::{stream, vmath};
 use crate::allocate::try_alloc;
@@ -638,30 +636,36 @@ fn reduce_rows<U: LaneDest>(
     };
     if rows >= rayon::current_num_threads() * 4 {
         let per_task = (MIN_PER_TASK / inner).max(1);
-        out.par_chunks_mut(per_task)
-            .enumerate()
-            .try_for_each(|(task, chunk)| -> Result<()> {
-                let mut ctx = Ctx::new(f, inputs, reads);
-                let mut scratch = vec![U::ZERO; BLOCK];
-                for (r, o) in chunk.iter_mut().enumerate() {
-                    let row = task * per_task + r;
-                    *o = fold_span(&mut ctx, &mut scratch, row * inner, (row + 1) * inner)?;
+        let failure = std::sync::Mutex::new(None);
+        for_each_chunk_mut(&mut out, per_task, |task, chunk| {
+            let mut ctx = Ctx::new(f, inputs, reads);
+            let mut scratch = vec![U::ZERO; BLOCK];
+            for (r, o) in chunk.iter_mut().enumerate() {
+                let row = task * per_task + r;
+                match fold_span(&mut ctx, &mut scratch, row * inner, (row + 1) * inner) {
+                    Ok(value) => *o = value,
+                    Err(e) => {
+                        *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                        return;
+                    }
                 }
-                Ok(())
-            })?;
+            }
+        });
+        if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(e);
+        }
     } else {
         for (row, o) in out.iter_mut().enumerate() {
             let (from, to) = (row * inner, (row + 1) * inner);
             let pieces = inner.div_ceil(MIN_PER_TASK);
-            let partials = (0..pieces)
-                .into_par_iter()
-                .map(|p| {
-                    let mut ctx = Ctx::new(f, inputs, reads);
-                    let mut scratch = vec![U::ZERO; BLOCK];
-                    let a = from + p * MIN_PER_TASK;
-                    fold_span(&mut ctx, &mut scratch, a, (a + MIN_PER_TASK).min(to))
-                })
-                .collect::<Result<Vec<U>>>()?;
+            let partials = map_tasks(pieces, |p| {
+                let mut ctx = Ctx::new(f, inputs, reads);
+                let mut scratch = vec![U::ZERO; BLOCK];
+                let a = from + p * MIN_PER_TASK;
+                fold_span(&mut ctx, &mut scratch, a, (a + MIN_PER_TASK).min(to))
+            })
+            .into_iter()
+            .collect::<Result<Vec<U>>>()?;
             *o = partials
                 .into_iter()
                 .fold(op.identity::<U>(), |acc, x| op.combine(acc, x));

@@ -2,8 +2,6 @@
 //! reserved capacity (each page first touched by the core that computes it), row-wise walks of
 //! strided views, and the elementwise map and zip built on them.
 
-use rayon::prelude::*;
-
 use crate::allocate::try_alloc;
 use crate::buffer::Buffer;
 use crate::element::Element;
@@ -12,7 +10,9 @@ use crate::host_vec::HostVec;
 use crate::ir::Strided;
 use crate::shape::{numel, strides, unravel};
 
-pub(super) use super::parallel::{par_write, MIN_PER_TASK};
+pub(super) use super::parallel::{
+    for_each_chunk_mut, for_each_row_mut, map_tasks, par_write, MIN_PER_TASK,
+};
 use super::{stream, transpose};
 
 /// Offset of the first element of output row `row` (a row is the last axis) in a strided view.
@@ -48,14 +48,12 @@ pub(super) fn fill_rows<T: Element>(
         return Ok(out);
     }
     let rows_per_task = (MIN_PER_TASK / inner).max(1);
-    out.par_chunks_mut(rows_per_task * inner)
-        .enumerate()
-        .for_each(|(task, block)| {
-            let mut coords = vec![0; out_shape.len()];
-            for (r, row) in block.chunks_mut(inner).enumerate() {
-                f(task * rows_per_task + r, row, &mut coords);
-            }
-        });
+    for_each_chunk_mut(&mut out, rows_per_task * inner, |task, block| {
+        let mut coords = vec![0; out_shape.len()];
+        for (r, row) in block.chunks_mut(inner).enumerate() {
+            f(task * rows_per_task + r, row, &mut coords);
+        }
+    });
     Ok(out)
 }
 

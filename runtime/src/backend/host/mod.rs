@@ -4,8 +4,6 @@
 //! GFLOP/s on 1024³-2048³ f32, on a par with numpy's OpenBLAS), or the system BLAS (`blas`)
 //! on CPUs without AVX2+FMA or when `TENSORBOOK_BLAS` names one; the `gemm` crate otherwise.
 
-use rayon::prelude::*;
-
 use super::Kernels;
 use crate::allocate::try_alloc;
 use crate::buffer::with_buffer;
@@ -268,14 +266,11 @@ impl Kernels for HostBackend {
         with_buffer!(x, v => {
             let mut out = try_alloc(numel(&out_shape), Element::ZERO, &out_shape)?;
             if inner > 0 {
-                out.par_chunks_mut(inner)
-                    .with_min_len((MIN_PER_TASK / inner).max(1))
-                    .enumerate()
-                    .for_each(|(blk, o)| {
-                        let (outer, i) = (blk / len, blk % len);
-                        let src = (outer * shape[axis] + indices[i]) * inner;
-                        o.copy_from_slice(&v[src..src + inner]);
-                    });
+                for_each_row_mut(&mut out, inner, MIN_PER_TASK / inner, |blk, o| {
+                    let (outer, i) = (blk / len, blk % len);
+                    let src = (outer * shape[axis] + indices[i]) * inner;
+                    o.copy_from_slice(&v[src..src + inner]);
+                });
             }
             Ok(Element::into_buffer(out))
         })
@@ -298,16 +293,13 @@ impl Kernels for HostBackend {
                 .collect::<Result<_>>()?;
             let mut out = try_alloc(numel(&out_shape), T::ZERO, &out_shape)?;
             if row > 0 {
-                out.par_chunks_mut(row)
-                    .with_min_len((MIN_PER_TASK / row).max(1))
-                    .enumerate()
-                    .for_each(|(o, dst)| {
-                        let mut at = 0;
-                        for (src, width) in &typed {
-                            dst[at..at + width].copy_from_slice(&src[o * width..(o + 1) * width]);
-                            at += width;
-                        }
-                    });
+                for_each_row_mut(&mut out, row, MIN_PER_TASK / row, |o, dst| {
+                    let mut at = 0;
+                    for (src, width) in &typed {
+                        dst[at..at + width].copy_from_slice(&src[o * width..(o + 1) * width]);
+                        at += width;
+                    }
+                });
             }
             Ok(T::into_buffer(out))
         })

@@ -1,8 +1,6 @@
 //! Host reductions: sums, products and extrema folded in vector lanes, and argmax/argmin with
 //! one-pass AVX2 / AVX-512 scans over long rows.
 
-use rayon::prelude::*;
-
 use crate::allocate::try_alloc;
 use crate::buffer::{with_buffer, Buffer};
 use crate::dtype::DType;
@@ -157,16 +155,20 @@ pub(super) fn reduce_typed<T: Element>(
         return Ok(T::into_buffer(out));
     }
     if outer >= rayon::current_num_threads() * 4 || inner < MIN_PER_TASK {
-        out.par_iter_mut()
-            .with_min_len((MIN_PER_TASK / inner).max(1))
-            .enumerate()
-            .for_each(|(o, r)| *r = fold(op, &data[o * inner..(o + 1) * inner]));
+        for_each_row_mut(&mut out, 1, MIN_PER_TASK / inner, |o, r| {
+            r[0] = fold(op, &data[o * inner..(o + 1) * inner])
+        });
     } else {
         for (o, r) in out.iter_mut().enumerate() {
-            *r = data[o * inner..(o + 1) * inner]
-                .par_chunks(MIN_PER_TASK)
-                .map(|c| fold(op, c))
-                .reduce(|| op.identity::<T>(), |a, b| op.combine(a, b));
+            let row = &data[o * inner..(o + 1) * inner];
+            *r = map_tasks(inner.div_ceil(MIN_PER_TASK), |c| {
+                fold(
+                    op,
+                    &row[c * MIN_PER_TASK..((c + 1) * MIN_PER_TASK).min(inner)],
+                )
+            })
+            .into_iter()
+            .fold(op.identity::<T>(), |a, b| op.combine(a, b));
         }
     }
     Ok(T::into_buffer(out))
@@ -211,23 +213,19 @@ fn reduce_columns<T: Element>(
     let rows_per_task = (MIN_PER_TASK / cols).max(1);
     let runs = rows.div_ceil(rows_per_task);
     if pre >= rayon::current_num_threads() || runs == 1 {
-        out.par_chunks_mut(cols)
-            .with_min_len((MIN_PER_TASK / block).max(1))
-            .enumerate()
-            .for_each(|(o, acc)| fold_rows(op, acc, &v[o * block..(o + 1) * block]));
+        for_each_row_mut(&mut out, cols, MIN_PER_TASK / block, |o, acc| {
+            fold_rows(op, acc, &v[o * block..(o + 1) * block])
+        });
         return Ok(out);
     }
     for (o, acc) in out.chunks_mut(cols).enumerate() {
         let block = &v[o * block..(o + 1) * block];
-        let partials: Vec<Result<HostVec<T>>> = (0..runs)
-            .into_par_iter()
-            .map(|r| {
-                let mut part = try_alloc(cols, op.identity::<T>(), &[cols])?;
-                let end = ((r + 1) * rows_per_task).min(rows);
-                fold_rows(op, &mut part, &block[r * rows_per_task * cols..end * cols]);
-                Ok(part)
-            })
-            .collect();
+        let partials: Vec<Result<HostVec<T>>> = map_tasks(runs, |r| {
+            let mut part = try_alloc(cols, op.identity::<T>(), &[cols])?;
+            let end = ((r + 1) * rows_per_task).min(rows);
+            fold_rows(op, &mut part, &block[r * rows_per_task * cols..end * cols]);
+            Ok(part)
+        });
         for part in partials {
             let part = part?;
             fold_rows(op, acc, &part);
@@ -279,10 +277,9 @@ pub(super) fn arg_typed<T: Element>(
             *r = arg_of_long_row(op, &data[o * len..(o + 1) * len]) as i64;
         }
     } else if let Some(min_len) = MIN_PER_TASK.checked_div(len) {
-        out.par_iter_mut()
-            .with_min_len(min_len.max(1))
-            .enumerate()
-            .for_each(|(o, r)| *r = arg_of_row(op, &data[o * len..(o + 1) * len]) as i64);
+        for_each_row_mut(&mut out, 1, min_len, |o, r| {
+            r[0] = arg_of_row(op, &data[o * len..(o + 1) * len]) as i64
+        });
     }
     Ok(Buffer::S64(out))
 }
@@ -511,11 +508,13 @@ pub(super) unsafe fn arg_f32_avx2(max: bool, v: &[f32]) -> usize {
 /// and winners are combined left to right with the same strict `better`, so the result is the
 /// first best of the row, as the serial scan finds it.
 pub(super) fn arg_of_long_row<T: Element>(op: ArgOp, row: &[T]) -> usize {
-    row.par_chunks(MIN_PER_TASK)
-        .enumerate()
-        .map(|(c, chunk)| c * MIN_PER_TASK + arg_of_row(op, chunk))
-        .reduce_with(|a, b| if op.better(row[b], row[a]) { b } else { a })
-        .unwrap_or(0)
+    map_tasks(row.len().div_ceil(MIN_PER_TASK), |c| {
+        let chunk = &row[c * MIN_PER_TASK..((c + 1) * MIN_PER_TASK).min(row.len())];
+        c * MIN_PER_TASK + arg_of_row(op, chunk)
+    })
+    .into_iter()
+    .reduce(|a, b| if op.better(row[b], row[a]) { b } else { a })
+    .unwrap_or(0)
 }
 
 /// Reduces the (sorted, distinct) `axes` of `x` of `shape`.

@@ -2,8 +2,6 @@
 //! independent, so they run in parallel; where the axis is not the last, a step combines a
 //! whole row of `inner` entries with the previous one (a loop the compiler vectorises).
 
-use rayon::prelude::*;
-
 use crate::allocate::try_alloc;
 use crate::element::Element;
 use crate::error::Result;
@@ -12,7 +10,7 @@ use crate::ir::ReduceOp;
 use crate::shape::numel;
 
 use super::loops::MIN_PER_TASK;
-use super::parallel::SendPtr;
+use super::parallel::{for_each_chunk_mut, for_each_row_mut, for_each_task, SendPtr};
 
 /// Columns of a non-last axis handled by one task.
 const COLUMNS: usize = 4096;
@@ -32,43 +30,36 @@ pub(super) fn cumulative<T: Element>(
         return Ok(out);
     }
     if inner == 1 {
-        out.par_chunks_mut(len)
-            .zip(v.par_chunks(len))
-            .with_min_len((MIN_PER_TASK / len).max(1))
-            .for_each(|(o, x)| {
-                let mut acc = op.identity::<T>();
-                in_order(len, reverse, |k, _| {
-                    acc = op.combine(acc, x[k]);
-                    o[k] = acc;
-                });
-            });
-        return Ok(out);
-    }
-    out.par_chunks_mut(block)
-        .zip(v.par_chunks(block))
-        .for_each(|(o, x)| {
-            // Column chunks of this block, each scanned row by row.
-            let chunks: Vec<(usize, usize)> = (0..inner)
-                .step_by(COLUMNS)
-                .map(|c| (c, (c + COLUMNS).min(inner)))
-                .collect();
-            let o_ptr = SendPtr(o.as_mut_ptr());
-            chunks.into_par_iter().for_each(|(from, to)| {
-                let o = o_ptr;
-                in_order(len, reverse, |k, prev| {
-                    for c in from..to {
-                        let here = k * inner + c;
-                        // SAFETY: chunks cover disjoint columns of `o`, so no two tasks touch
-                        // one element; every index is below `block` = `o.len()`.
-                        unsafe {
-                            let before =
-                                prev.map_or(op.identity::<T>(), |p| *o.0.add(p * inner + c));
-                            *o.0.add(here) = op.combine(before, x[here]);
-                        }
-                    }
-                });
+        for_each_row_mut(&mut out, len, MIN_PER_TASK / len, |r, o| {
+            let x = &v[r * len..(r + 1) * len];
+            let mut acc = op.identity::<T>();
+            in_order(len, reverse, |k, _| {
+                acc = op.combine(acc, x[k]);
+                o[k] = acc;
             });
         });
+        return Ok(out);
+    }
+    for_each_chunk_mut(&mut out, block, |b, o| {
+        let x = &v[b * block..(b + 1) * block];
+        // Column chunks of this block, each scanned row by row.
+        let o_ptr = SendPtr(o.as_mut_ptr());
+        for_each_task(inner.div_ceil(COLUMNS), &|chunk| {
+            let (from, to) = (chunk * COLUMNS, ((chunk + 1) * COLUMNS).min(inner));
+            let o = o_ptr;
+            in_order(len, reverse, |k, prev| {
+                for c in from..to {
+                    let here = k * inner + c;
+                    // SAFETY: chunks cover disjoint columns of `o`, so no two tasks touch
+                    // one element; every index is below `block` = `o.len()`.
+                    unsafe {
+                        let before = prev.map_or(op.identity::<T>(), |p| *o.0.add(p * inner + c));
+                        *o.0.add(here) = op.combine(before, x[here]);
+                    }
+                }
+            });
+        });
+    });
     Ok(out)
 }
 

@@ -14,7 +14,7 @@ use crate::ir::sorting::in_direction;
 use crate::shape::numel;
 
 use super::loops::MIN_PER_TASK;
-use super::parallel::SendPtr;
+use super::parallel::{for_each_row_mut, for_each_task, SendPtr};
 use super::radix;
 
 /// Numbers a radix sort orders as `ir::sorting` does. Values need no stable order (equal
@@ -174,9 +174,9 @@ pub(super) fn sort<T: RadixSorted>(
     if inner == 1 && len > 0 {
         let mut out = try_reserve(v.len(), shape)?;
         out.extend_from_slice(v);
-        out.par_chunks_mut(len)
-            .with_min_len((MIN_PER_TASK / len).max(1))
-            .for_each(|line| sort_line(line, descending));
+        for_each_row_mut(&mut out, len, MIN_PER_TASK / len, |_, line| {
+            sort_line(line, descending)
+        });
         return Ok(out);
     }
     by_lines(
@@ -234,21 +234,19 @@ fn by_lines<T: Element, U: Element>(
     let (len, inner) = (shape[axis], numel(&shape[axis + 1..]));
     let lines = v.len().checked_div(len).unwrap_or(0);
     let o = SendPtr(out.as_mut_ptr());
-    (0..lines)
-        .into_par_iter()
-        .with_min_len((MIN_PER_TASK / len.max(1)).max(1))
-        .for_each_init(
-            || Vec::with_capacity(len),
-            |line, l| {
-                let at = |k: usize| (l / inner * len + k) * inner + l % inner;
-                line.clear();
-                line.extend((0..len).map(|k| (v[at(k)], k)));
-                sort_line(line, &|k, x| {
-                    // SAFETY: each task writes only its own line's entries, all below
-                    // `v.len()` = `out.len()`.
-                    unsafe { *o.offset(at(k)) = x };
-                });
-            },
-        );
+    let per_task = (MIN_PER_TASK / len.max(1)).max(1);
+    for_each_task(lines.div_ceil(per_task), &|task| {
+        let mut line = Vec::with_capacity(len);
+        for l in task * per_task..((task + 1) * per_task).min(lines) {
+            let at = |k: usize| (l / inner * len + k) * inner + l % inner;
+            line.clear();
+            line.extend((0..len).map(|k| (v[at(k)], k)));
+            sort_line(&mut line, &|k, x| {
+                // SAFETY: each task writes only its own lines' entries, all below
+                // `v.len()` = `out.len()`.
+                unsafe { *o.offset(at(k)) = x };
+            });
+        }
+    });
     Ok(out)
 }

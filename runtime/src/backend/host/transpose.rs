@@ -7,7 +7,7 @@
 
 use std::mem::MaybeUninit;
 
-use rayon::prelude::*;
+use super::parallel::for_each_chunk_mut;
 
 use crate::allocate::try_reserve;
 use crate::element::Element;
@@ -57,9 +57,9 @@ pub(super) fn copy<T: Element>(
                     .zip(&view.strides)
                     .map(|(c, s)| c * s)
                     .sum::<usize>();
-            dst.par_chunks_mut(BAND * cols)
-                .enumerate()
-                .for_each(|(t, band)| copy_band(v, base + t * BAND, col_step, cols, band));
+            for_each_chunk_mut(dst, BAND * cols, |t, band| {
+                copy_band(v, base + t * BAND, col_step, cols, band)
+            });
         }
         // SAFETY: the planes cover the first `len` slots and `copy_band` wrote each.
         unsafe { out.set_len(len) };

@@ -21,7 +21,7 @@ use std::any::TypeId;
 use std::cell::RefCell;
 use std::mem::MaybeUninit;
 
-use rayon::prelude::*;
+use super::parallel::for_each_task;
 
 use crate::element::Element;
 pub use kernel::Kernel;
@@ -372,7 +372,7 @@ pub unsafe fn gemm<T: Kernel>(
         if threads == 1 {
             columns(0);
         } else {
-            (0..threads).into_par_iter().for_each(columns);
+            for_each_task(threads, &columns);
         }
         return;
     }
@@ -402,8 +402,8 @@ pub unsafe fn gemm<T: Kernel>(
                     pack_b(0);
                     (0..blocks).for_each(compute);
                 } else {
-                    (0..threads).into_par_iter().for_each(pack_b);
-                    (0..blocks).into_par_iter().for_each(compute);
+                    for_each_task(threads, &pack_b);
+                    for_each_task(blocks, &compute);
                 }
             }
         }
