@@ -37,8 +37,9 @@ pub(super) fn for_each_chunk_mut<T: Send>(
     let base = SendPtr(out.as_mut_ptr());
     for_each_task(len.div_ceil(chunk), &|i| {
         let start = i * chunk;
-        // SAFETY: task `i` alone gets `start..start + n`, inside `out`, which the caller's
-        // exclusive borrow keeps alive until every task has returned.
+        // SAFETY: task `i` alone gets the `chunk` (or, last, fewer) elements from `start`, all
+        // inside `out`, which the caller's exclusive borrow keeps alive until every task has
+        // returned.
         let part =
             unsafe { std::slice::from_raw_parts_mut(base.offset(start), chunk.min(len - start)) };
         each(i, part)
