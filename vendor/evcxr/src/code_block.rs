@@ -362,19 +362,24 @@ impl CodeBlock {
         (&CodeKind::Unknown, 0)
     }
 
+    /// tensorbook patch 25: the fallback inside this block when the block is one segment with
+    /// a fallback (the one-build display's fallback: evcxr's `.evcxr_display()` build, whose
+    /// own fallback is the Debug build).
+    pub(crate) fn nested_fallback(&self) -> Option<&CodeBlock> {
+        match self.segments.as_slice() {
+            [Segment {
+                kind: CodeKind::WithFallback(inner),
+                ..
+            }] => Some(inner),
+            _ => None,
+        }
+    }
+
     /// tensorbook patch 25: takes the fallback of the final value's one-build display (the
-    /// segment whose fallback is itself one segment with a fallback); whether there was one.
+    /// segment whose fallback has a [`Self::nested_fallback`]); whether there was one.
     pub(crate) fn apply_display_fallback(&mut self) -> bool {
         let display = self.segments.iter().find_map(|segment| match &segment.kind {
-            CodeKind::WithFallback(fallback)
-                if matches!(
-                    fallback.segments.as_slice(),
-                    [Segment {
-                        kind: CodeKind::WithFallback(_),
-                        ..
-                    }]
-                ) =>
-            {
+            CodeKind::WithFallback(fallback) if fallback.nested_fallback().is_some() => {
                 Some(fallback.clone())
             }
             _ => None,

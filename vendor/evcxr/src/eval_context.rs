@@ -1389,8 +1389,7 @@ impl EvalContext {
                     // expression, a value with no Debug) fails that one too, so go straight
                     // to the Debug build, whose error is the one to show.
                     if error.code() != Some("E0034")
-                        && let [only] = fallback.segments.as_slice()
-                        && let CodeKind::WithFallback(debug) = &only.kind
+                        && let Some(debug) = fallback.nested_fallback()
                     {
                         user_code.apply_fallback(debug);
                     }
