@@ -11,7 +11,7 @@ use crate::ir::Strided;
 use crate::shape::{numel, strides, unravel};
 
 pub(super) use super::parallel::{
-    for_each_chunk_mut, for_each_row_mut, map_tasks, par_write, MIN_PER_TASK,
+    for_each_chunk_mut, for_each_row_mut, map_chunks, map_tasks, par_write, MIN_PER_TASK,
 };
 use super::{stream, transpose};
 

@@ -70,6 +70,20 @@ pub(super) fn map_tasks<R: Send>(tasks: usize, f: impl Fn(usize) -> R + Sync) ->
     slots.into_iter().flatten().collect()
 }
 
+/// `f(i, part)` for the `i`th of `v`'s parts of `chunk` elements (the last may be shorter),
+/// on all cores, in order: `par_chunks(chunk).enumerate().map(..).collect()`.
+pub(super) fn map_chunks<T: Sync, R: Send>(
+    v: &[T],
+    chunk: usize,
+    f: impl Fn(usize, &[T]) -> R + Sync,
+) -> Vec<R> {
+    let chunk = chunk.max(1);
+    map_tasks(v.len().div_ceil(chunk), |i| {
+        let start = i * chunk;
+        f(i, &v[start..(start + chunk).min(v.len())])
+    })
+}
+
 /// A vector of `len` elements written on all cores, `chunk` slots per task: `write(start,
 /// slots)` gets the uninitialised slots from `start` on. Writing into the reserved capacity
 /// makes each page's first touch a useful write, on the core that computes it.

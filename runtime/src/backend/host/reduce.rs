@@ -161,14 +161,9 @@ pub(super) fn reduce_typed<T: Element>(
     } else {
         for (o, r) in out.iter_mut().enumerate() {
             let row = &data[o * inner..(o + 1) * inner];
-            *r = map_tasks(inner.div_ceil(MIN_PER_TASK), |c| {
-                fold(
-                    op,
-                    &row[c * MIN_PER_TASK..((c + 1) * MIN_PER_TASK).min(inner)],
-                )
-            })
-            .into_iter()
-            .fold(op.identity::<T>(), |a, b| op.combine(a, b));
+            *r = map_chunks(row, MIN_PER_TASK, |_, c| fold(op, c))
+                .into_iter()
+                .fold(op.identity::<T>(), |a, b| op.combine(a, b));
         }
     }
     Ok(T::into_buffer(out))
@@ -508,8 +503,7 @@ pub(super) unsafe fn arg_f32_avx2(max: bool, v: &[f32]) -> usize {
 /// and winners are combined left to right with the same strict `better`, so the result is the
 /// first best of the row, as the serial scan finds it.
 pub(super) fn arg_of_long_row<T: Element>(op: ArgOp, row: &[T]) -> usize {
-    map_tasks(row.len().div_ceil(MIN_PER_TASK), |c| {
-        let chunk = &row[c * MIN_PER_TASK..((c + 1) * MIN_PER_TASK).min(row.len())];
+    map_chunks(row, MIN_PER_TASK, |c, chunk| {
         c * MIN_PER_TASK + arg_of_row(op, chunk)
     })
     .into_iter()

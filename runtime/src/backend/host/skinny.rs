@@ -3,9 +3,7 @@
 //! which is a second pass; this kernel streams it once, row blocks across threads, against
 //! the transposed right operand held in cache.
 
-use super::parallel::for_each_chunk_mut;
-
-use super::parallel::MIN_PER_TASK;
+use super::parallel::{for_each_chunk_mut, MIN_PER_TASK};
 use crate::allocate::try_alloc;
 use crate::element::Element;
 use crate::error::Result;
