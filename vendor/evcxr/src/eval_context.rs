@@ -716,8 +716,10 @@ impl EvalContext {
 
     /// tensorbook patch 24: rust-analyzer starts on the session's code and crate graph now, in
     /// the background, instead of once evaluations have paused for `WARM_QUIET`: for a caller
-    /// that knows no `:dep` follows at once (after its prelude), so that the first completion
-    /// waits less. Without a Cargo.toml it does nothing until the next evaluation.
+    /// that knows the crate graph its next evaluations will have (after its prelude, or before
+    /// it where the session's Cargo.toml is already the one the prelude writes: patch 26), so
+    /// that the first completion waits less. Without a Cargo.toml it does nothing until the
+    /// next evaluation.
     pub fn warm_analysis(&self) {
         if self.committed_state.config.types_from_rustc {
             self.analyzer.warm_at_once(
@@ -1983,8 +1985,12 @@ impl ContextState {
     }
 
     pub(crate) fn format_cargo_deps(&self) -> String {
-        self.external_deps
-            .values()
+        // tensorbook patch 26: in the same order every time, so that a session's Cargo.toml
+        // reads as its template's (the analysis, started on the template's, then loads the
+        // crate graph once).
+        let mut deps: Vec<&ExternalCrate> = self.external_deps.values().collect();
+        deps.sort_by(|a, b| a.name.cmp(&b.name));
+        deps.iter()
             .map(|krate| format!("{} = {}\n", krate.name, krate.config))
             .collect::<Vec<_>>()
             .join("")

@@ -174,6 +174,115 @@ struct HiddenPackages {
     directories: HashSet<AbsPathBuf>,
     /// Their targets' root files, whose crates the crate graph leaves out.
     roots: HashSet<AbsPathBuf>,
+    /// tensorbook patch 26: of the standard library, only what a cell can name.
+    library: Option<HiddenLibrary>,
+}
+
+/// tensorbook patch 26: the standard library's part of `HiddenPackages`. A session's first
+/// completion waits for `core`'s def map (nothing else starts before it), and `core::arch`'s
+/// intrinsics for every architecture rustc targets are half of `core`'s items (x86's alone
+/// are 168k lines, more than the rest of `core`); `libc`, `compiler_builtins`, the unwinders
+/// and the test harness's dependencies come next, and none of them has an item a cell names
+/// through `std`. rustc still compiles cells against the whole library: only completion and
+/// hover do without them (`std::arch::x86_64::_mm256_add_ps` is not offered).
+struct HiddenLibrary {
+    /// The sysroot's `library/` directory.
+    directory: AbsPathBuf,
+    /// Inside it, what the file loader skips.
+    excluded: Vec<AbsPathBuf>,
+    /// The root files of the workspace's own targets: a crate outside both these and the
+    /// kept part of `directory` comes from the standard library's dependencies.
+    workspace_roots: HashSet<AbsPathBuf>,
+    /// The workspace's packages' directories.
+    workspace_directories: HashSet<AbsPathBuf>,
+}
+
+/// tensorbook patch 26: the directories of `library/` the analysis loads: the crates a cell
+/// reaches through the prelude and `extern crate`, and the sources `core` and `std` include
+/// by `#[path]` (`stdarch`'s `core_arch`, without its per-architecture modules, and
+/// `portable-simd`).
+const LIBRARY_KEPT: &[&str] = &[
+    "core",
+    "alloc",
+    "std",
+    "proc_macro",
+    "test",
+    "std_detect",
+    "stdarch",
+    "portable-simd",
+];
+
+impl HiddenPackages {
+    /// Whether the crate whose root file is `root` stays out of the crate graph.
+    fn leaves_out(&self, root: &ra_ap_paths::AbsPath) -> bool {
+        if self.roots.contains(root) {
+            return true;
+        }
+        let Some(library) = &self.library else {
+            return false;
+        };
+        if library.workspace_roots.contains(root) {
+            return false;
+        }
+        let kept = root
+            .strip_prefix(&library.directory)
+            .and_then(|inside| inside.as_utf8_path().components().next())
+            .is_some_and(|first| LIBRARY_KEPT.contains(&first.as_str()));
+        !kept
+    }
+
+    /// The loader's exclusions for a root that includes `include`.
+    fn excluded_from(&self, include: &[AbsPathBuf]) -> Vec<AbsPathBuf> {
+        match &self.library {
+            Some(library) if include.contains(&library.directory) => library.excluded.clone(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl HiddenLibrary {
+    fn new(directory: &ra_ap_paths::AbsPath, workspace: &ProjectWorkspace) -> HiddenLibrary {
+        let subdirectories = |dir: &ra_ap_paths::AbsPath| -> Vec<AbsPathBuf> {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return Vec::new();
+            };
+            entries
+                .flatten()
+                .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
+                .filter_map(|entry| entry.file_name().into_string().ok())
+                .map(|name| dir.join(name))
+                .collect()
+        };
+        let mut excluded: Vec<AbsPathBuf> = subdirectories(directory)
+            .into_iter()
+            .filter(|dir| {
+                dir.file_name()
+                    .is_none_or(|name| !LIBRARY_KEPT.contains(&name))
+            })
+            .collect();
+        excluded.extend(subdirectories(
+            &directory.join("stdarch/crates/core_arch/src"),
+        ));
+        let mut workspace_roots = HashSet::new();
+        let mut workspace_directories = HashSet::new();
+        if let ProjectWorkspaceKind::Cargo { cargo, .. } = &workspace.kind {
+            for package in cargo.packages() {
+                workspace_directories.insert(cargo[package].manifest.parent().to_path_buf());
+                workspace_roots.extend(
+                    cargo[package]
+                        .targets
+                        .iter()
+                        .map(|&target| cargo[target].root.clone()),
+                );
+            }
+        }
+        HiddenLibrary {
+            directory: directory.to_path_buf(),
+            excluded,
+            workspace_roots,
+            workspace_directories,
+        }
+    }
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -392,10 +501,12 @@ impl RustAnalyzer {
             .iter()
             .filter(|root| !root.include.iter().any(|dir| hidden.directories.contains(dir)))
             .map(|root| {
+                let mut exclude = root.exclude.clone();
+                exclude.extend(hidden.excluded_from(&root.include));
                 ra_vfs::loader::Entry::Directories(ra_vfs::loader::Directories {
                     extensions: vec!["rs".to_owned()],
                     include: root.include.clone(),
-                    exclude: root.exclude.clone(),
+                    exclude,
                 })
             })
             .collect();
@@ -464,7 +575,7 @@ impl RustAnalyzer {
             &mut |path| {
                 // tensorbook patch 23: a crate whose root does not load is left out of the
                 // graph, with the edges to it.
-                if hidden.roots.contains(path) {
+                if hidden.leaves_out(path) {
                     return None;
                 }
                 self.vfs
@@ -478,9 +589,31 @@ impl RustAnalyzer {
         Ok(())
     }
 
+    /// What the analysis leaves out of `workspace` and of the standard library (tensorbook
+    /// patches 23 and 26).
+    fn hidden_packages(&self, workspace: &ProjectWorkspace) -> HiddenPackages {
+        let mut hidden = self.hidden_workspace_packages(workspace);
+        // tensorbook patch 26.
+        if let Some(directory) = workspace.sysroot.rust_lib_src_root() {
+            let library = HiddenLibrary::new(directory, workspace);
+            // Besides `library/` and the workspace's packages, the roots are the standard
+            // library's own dependencies (`libc`, `getopts`, ...).
+            for root in workspace.to_roots() {
+                for dir in root.include {
+                    if dir != library.directory && !library.workspace_directories.contains(&dir)
+                    {
+                        hidden.directories.insert(dir);
+                    }
+                }
+            }
+            hidden.library = Some(library);
+        }
+        hidden
+    }
+
     /// tensorbook patch 23: the packages of `workspace` that the session's crate reaches only
     /// through dependencies `analysis_dependencies` leaves out.
-    fn hidden_packages(&self, workspace: &ProjectWorkspace) -> HiddenPackages {
+    fn hidden_workspace_packages(&self, workspace: &ProjectWorkspace) -> HiddenPackages {
         let mut hidden = HiddenPackages::default();
         let ProjectWorkspaceKind::Cargo { cargo, .. } = &workspace.kind else {
             return hidden;
