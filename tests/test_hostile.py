@@ -100,6 +100,29 @@ def test_a_completion_after_a_dot_names_the_methods(session):
     assert any(m.startswith("len") for m in reply["matches"]), reply["matches"][:20]
 
 
+def test_the_standard_library_completes_without_the_crates_behind_it(session):
+    """The analysis reads of the standard library only what a cell can name (vendored evcxr
+    patch 26): std's modules, types, methods and macros complete as before; `core::arch`'s
+    per-architecture intrinsics are left out, and asking for them answers, empty."""
+    km, kc = session
+    expected = {
+        "std::f64::consts::": "PI",
+        "std::collections::HashMap::": "new(",
+        "std::fs::File::": "open(",
+        "std::ffi::CSt": "CString",
+        "is_x86_feature_det": "is_x86_feature_detected!",
+        "kept_text.as_": "as_bytes(",
+    }
+    for code, wanted in expected.items():
+        reply = shell_reply(kc, kc.complete(code, len(code)), timeout=FIRST_CELL_TIMEOUT)["content"]
+        assert reply["status"] == "ok", (code, reply)
+        assert any(m.startswith(wanted) for m in reply["matches"]), (code, reply["matches"][:20])
+    code = "std::arch::x86_64::_mm256_add"
+    reply = shell_reply(kc, kc.complete(code, len(code)), timeout=FIRST_CELL_TIMEOUT)["content"]
+    assert reply["status"] == "ok" and reply["matches"] == [], reply
+    assert_session_intact(km, kc)
+
+
 def test_tab_after_a_tensor_puts_its_own_methods_first_with_signatures(session):
     """Tab after `t.` leads with the tensor's methods, not the blanket trait ones (`into`,
     `borrow`) or the display plumbing, and JupyterLab gets each one's signature."""
