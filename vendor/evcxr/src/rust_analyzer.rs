@@ -108,10 +108,7 @@ impl SharedAnalyzer {
                     // A failure here shows again, with its message, to the caller that next
                     // takes the lock for a query of its own.
                     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        if analyzer.set_source(source).is_ok() {
-                            analyzer.top_level_variables("evcxr_analysis_wrapper");
-                            analyzer.warm_completion();
-                        }
+                        let _ = analyzer.warm(source);
                     }));
                 }
             });
@@ -152,6 +149,54 @@ impl SharedAnalyzer {
 /// calls evcxr in tensorbook's kernel (`text_limits::EVALUATION_STACK`), which admits cells
 /// whose syntax trees fit it. Only the pages a deep tree touches are committed.
 const ANALYSIS_STACK: usize = 256 << 20;
+
+/// How completions are asked for, by a Tab and by the analysis worker's probe.
+fn completion_config() -> ra_ide::CompletionConfig<'static> {
+ra_ide::CompletionConfig {
+        enable_postfix_completions: true,
+        snippet_cap: SnippetCap::new(true),
+        enable_imports_on_the_fly: false,
+        enable_self_on_the_fly: true,
+        enable_private_editable: true,
+        prefer_no_std: false,
+        full_function_signatures: true,
+        snippets: vec![],
+        insert_use: InsertUseConfig {
+            prefix_kind: ra_hir::PrefixKind::ByCrate,
+            group: false,
+            granularity: ImportGranularity::Item,
+            enforce_granularity: false,
+            skip_glob_imports: false,
+        },
+        callable: Some(CallableSnippets::FillArguments),
+        limit: None,
+        prefer_prelude: false,
+        // tensorbook patch 14: off, as in rust-analyzer's own default
+        // (`completion.termSearch.enable`): its search panicked ("failed to unify type
+        // owners") on a Tab after `let x = 1; x`, which took the whole engine down.
+        enable_term_search: false,
+        term_search_fuel: 400,
+        prefer_absolute: false,
+        add_semicolon_to_unit: true,
+        fields_to_resolve: CompletionFieldsToResolve::empty(),
+        exclude_flyimport: vec![],
+        exclude_traits: &[],
+        enable_auto_iter: true,
+        enable_auto_await: true,
+        ra_fixture: RaFixtureConfig::default(),
+        add_colons_to_module: true,
+    }
+}
+
+/// tensorbook patch: computes every crate's def map and trait impls on all cores, as
+/// rust-analyzer's own server does after loading a workspace. Otherwise the first type query
+/// computes them one crate at a time on its thread.
+fn prime_caches(analysis: &ra_ide::Analysis, crates: &[ra_ap_base_db::Crate]) {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Cancellation cannot happen here: the worker holds the only handle that could change the
+    // database, and changes it only after this returns.
+    let _ = analysis.parallel_prime_caches(crates, threads, |_| {});
+}
 
 /// How long the evaluations must pause before the worker starts on the latest code.
 const WARM_QUIET: std::time::Duration = std::time::Duration::from_millis(500);
@@ -349,6 +394,15 @@ impl RustAnalyzer {
     }
 
     pub(crate) fn set_source(&mut self, source: String) -> Result<()> {
+        if self.apply_source(source)? {
+            self.prime_caches();
+        }
+        Ok(())
+    }
+
+    /// Sets the session's code, and loads the crate graph again if Cargo.toml changed; says
+    /// whether it did (the caches are then cold).
+    fn apply_source(&mut self, source: String) -> Result<bool> {
         self.current_source = source;
         let mut change = ra_hir::ChangeWithProcMacros::default();
 
@@ -379,40 +433,49 @@ impl RustAnalyzer {
         change.change_file(self.source_file_id, Some(self.current_source.clone()));
 
         self.analysis_host.apply_change(change);
-        if graph_changed {
-            self.prime_caches();
-        }
-        Ok(())
+        Ok(graph_changed)
     }
 
-    /// tensorbook patch 22: one completion on a probe (`v.` on a `Vec`) appended to the
-    /// session's code, then the code set back. A session's first Tab otherwise computes the
+    /// The analysis worker's job (tensorbook patch 8): brings the analysis up to `source`.
+    ///
+    /// tensorbook patch 22: with one completion on a probe (`v.` on a `Vec`) appended to the
+    /// session's code. A session's first Tab otherwise computes the
     /// method resolution it needs (the impls of std's types and traits, their signatures, the
     /// autoderef chain) while the person waits; these queries depend on the dependencies, not
     /// on the cell, so they stay cached for every later completion.
-    fn warm_completion(&mut self) {
+    ///
+    /// tensorbook patch 27: after a new crate graph, the probe runs beside the priming instead
+    /// of after it. Priming computes the crates' def maps one dependency level at a time (for
+    /// most of it on one thread: `core`, then `alloc`, then `std`, ...); the probe's method
+    /// resolution (each crate's impls, lowered) starts on a crate as soon as its def map is
+    /// there, so it overlaps the def maps still to come.
+    fn warm(&mut self, source: String) -> Result<()> {
         const PROBE: &str = "\nfn evcxr_warm_completion(v: Vec<u8>) { v. }\n";
-        let source = self.current_source.clone();
         let probed = format!("{source}{PROBE}");
-        let position = probed.len() - " }\n".len();
-        if self.set_source(probed).is_ok() {
-            let _ = self.completions(position);
-        }
-        let _ = self.set_source(source);
+        let position = ra_ide::FilePosition {
+            file_id: self.source_file_id,
+            offset: ((probed.len() - " }\n".len()) as u32).into(),
+        };
+        let graph_changed = self.apply_source(probed)?;
+        let probe = self.analysis_host.analysis();
+        std::thread::scope(|scope| {
+            if graph_changed {
+                // Its own threads do the work; this one (of the default stack) only waits.
+                // The probe stays on the worker's thread, whose stack admits the session's
+                // syntax trees (patch 15).
+                let priming = self.analysis_host.analysis();
+                let crates = ra_ap_base_db::all_crates(self.analysis_host.raw_database());
+                scope.spawn(move || prime_caches(&priming, &crates));
+            }
+            let _ = probe.completions(&completion_config(), position, None);
+        });
+        // The probe stays in the analysis's copy of the code: every query sets its own.
+        Ok(())
     }
 
-    /// tensorbook patch: computes every crate's def map and trait impls on all cores, as
-    /// rust-analyzer's own server does after loading a workspace. Otherwise the first type
-    /// query computes them one crate at a time on this thread.
     fn prime_caches(&self) {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let crates = ra_ap_base_db::all_crates(self.analysis_host.raw_database());
-        // Cancellation cannot happen here: this thread holds the only handle that could change
-        // the database.
-        let _ = self
-            .analysis_host
-            .analysis()
-            .parallel_prime_caches(&crates, threads, |_| {});
+        prime_caches(&self.analysis_host.analysis(), &crates);
     }
 
     /// Returns top-level variable names and their types in the specified function.
@@ -659,42 +722,8 @@ impl RustAnalyzer {
     pub(crate) fn completions(&self, position: usize) -> Result<Completions> {
         let mut completions = Vec::new();
         let mut range = None;
-        let config = ra_ide::CompletionConfig {
-            enable_postfix_completions: true,
-            snippet_cap: SnippetCap::new(true),
-            enable_imports_on_the_fly: false,
-            enable_self_on_the_fly: true,
-            enable_private_editable: true,
-            prefer_no_std: false,
-            full_function_signatures: true,
-            snippets: vec![],
-            insert_use: InsertUseConfig {
-                prefix_kind: ra_hir::PrefixKind::ByCrate,
-                group: false,
-                granularity: ImportGranularity::Item,
-                enforce_granularity: false,
-                skip_glob_imports: false,
-            },
-            callable: Some(CallableSnippets::FillArguments),
-            limit: None,
-            prefer_prelude: false,
-            // tensorbook patch 14: off, as in rust-analyzer's own default
-            // (`completion.termSearch.enable`): its search panicked ("failed to unify type
-            // owners") on a Tab after `let x = 1; x`, which took the whole engine down.
-            enable_term_search: false,
-            term_search_fuel: 400,
-            prefer_absolute: false,
-            add_semicolon_to_unit: true,
-            fields_to_resolve: CompletionFieldsToResolve::empty(),
-            exclude_flyimport: vec![],
-            exclude_traits: &[],
-            enable_auto_iter: true,
-            enable_auto_await: true,
-            ra_fixture: RaFixtureConfig::default(),
-            add_colons_to_module: true,
-        };
         if let Ok(Some(completion_items)) = self.analysis_host.analysis().completions(
-            &config,
+            &completion_config(),
             ra_ide::FilePosition {
                 file_id: self.source_file_id,
                 offset: (position as u32).into(),
