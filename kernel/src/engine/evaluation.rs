@@ -166,8 +166,13 @@ pub(crate) fn run(
         notice,
     } = start;
     // A session that finds the shared build copies it; the first one builds it (below).
+    let mut from_template = false;
     let claim = cache.as_ref().and_then(|dir| match dir.fill() {
-        Ok(Fill::FromTemplate | Fill::Alone) => None,
+        Ok(Fill::FromTemplate) => {
+            from_template = true;
+            None
+        }
+        Ok(Fill::Alone) => None,
         Ok(Fill::Build(lock)) => Some(lock),
         Err(e) => {
             log_line(&format!(
@@ -210,10 +215,12 @@ pub(crate) fn run(
                 // The analysis starts now, on the template's crate graph, while the prelude
                 // builds (vendored evcxr patches 24 and 26): the prelude rewrites the same
                 // Cargo.toml, so the graph loads once, and a session's first Tab waits ~0.3 s
-                // less for the price of ~0.05 s on the first cell. Without a template (the
-                // first session builds the runtime) there is no Cargo.toml yet: this does
-                // nothing, and the call after the prelude starts it.
-                ctx.warm_analysis();
+                // less for the price of ~0.05 s on the first cell. Without a template the
+                // session's crate does not exist yet (the analysis would write its own
+                // src/lib.rs): the call after the prelude starts it.
+                if from_template {
+                    ctx.warm_analysis();
+                }
                 ctx.execute(&prelude())?;
                 ctx.warm_analysis();
                 Ok(ctx)
