@@ -287,6 +287,28 @@ impl HiddenPackages {
 
 impl HiddenLibrary {
     fn new(directory: &ra_ap_paths::AbsPath, workspace: &ProjectWorkspace) -> HiddenLibrary {
+        let mut workspace_roots = HashSet::new();
+        let mut workspace_directories = HashSet::new();
+        if let ProjectWorkspaceKind::Cargo { cargo, .. } = &workspace.kind {
+            for package in cargo.packages() {
+                workspace_directories.insert(cargo[package].manifest.parent().to_path_buf());
+                workspace_roots.extend(
+                    cargo[package]
+                        .targets
+                        .iter()
+                        .map(|&target| cargo[target].root.clone()),
+                );
+            }
+        }
+        Self::of_directory(directory, workspace_roots, workspace_directories)
+    }
+
+    /// What to leave out of the `library/` at `directory`, read from the disk.
+    fn of_directory(
+        directory: &ra_ap_paths::AbsPath,
+        workspace_roots: HashSet<AbsPathBuf>,
+        workspace_directories: HashSet<AbsPathBuf>,
+    ) -> HiddenLibrary {
         let subdirectories = |dir: &ra_ap_paths::AbsPath| -> Vec<AbsPathBuf> {
             let Ok(entries) = std::fs::read_dir(dir) else {
                 return Vec::new();
@@ -308,19 +330,6 @@ impl HiddenLibrary {
         excluded.extend(subdirectories(
             &directory.join("stdarch/crates/core_arch/src"),
         ));
-        let mut workspace_roots = HashSet::new();
-        let mut workspace_directories = HashSet::new();
-        if let ProjectWorkspaceKind::Cargo { cargo, .. } = &workspace.kind {
-            for package in cargo.packages() {
-                workspace_directories.insert(cargo[package].manifest.parent().to_path_buf());
-                workspace_roots.extend(
-                    cargo[package]
-                        .targets
-                        .iter()
-                        .map(|&target| cargo[target].root.clone()),
-                );
-            }
-        }
         HiddenLibrary {
             directory: directory.to_path_buf(),
             excluded,
@@ -954,6 +963,9 @@ pub(crate) fn is_type_valid(type_name: &str) -> bool {
 
 #[cfg(test)]
 mod test {
+    use super::AbsPathBuf;
+    use super::HiddenLibrary;
+    use super::HiddenPackages;
     use super::RustAnalyzer;
     use super::TypeName;
     use super::is_type_valid;
@@ -1087,5 +1099,52 @@ mod test {
         assert!(!is_type_valid("[i32, _]"));
         assert!(!is_type_valid("Vec<_>"));
         assert!(is_type_valid("Foo<42>"));
+    }
+    /// tensorbook patch 26: of a `library/` laid out as the sysroot's, the analysis keeps the
+    /// crates a cell names and the sources `core` includes, and leaves out the rest, the
+    /// per-architecture intrinsics and the crates outside both it and the workspace.
+    #[test]
+    fn the_analysis_leaves_out_what_no_cell_names_of_the_standard_library() -> Result<()> {
+        let tempdir = tempfile::tempdir()?;
+        let root = AbsPathBuf::assert_utf8(tempdir.path().to_path_buf());
+        let library = root.join("library");
+        for dir in [
+            "core/src",
+            "std/src",
+            "compiler-builtins/compiler-builtins/src",
+            "stdarch/crates/core_arch/src/x86",
+            "stdarch/crates/core_arch/src/aarch64",
+            "portable-simd/crates/core_simd/src",
+        ] {
+            std::fs::create_dir_all(library.join(dir))?;
+        }
+        std::fs::write(library.join("stdarch/crates/core_arch/src/mod.rs"), "")?;
+        let session_root = root.join("session/src/lib.rs");
+        let hidden = HiddenPackages {
+            library: Some(HiddenLibrary::of_directory(
+                &library,
+                [session_root.clone()].into_iter().collect(),
+                [root.join("session")].into_iter().collect(),
+            )),
+            ..HiddenPackages::default()
+        };
+        let mut excluded = hidden.excluded_from(std::slice::from_ref(&library));
+        excluded.sort();
+        assert_eq!(
+            excluded,
+            vec![
+                library.join("compiler-builtins"),
+                library.join("stdarch/crates/core_arch/src/aarch64"),
+                library.join("stdarch/crates/core_arch/src/x86"),
+            ]
+        );
+        assert!(hidden.excluded_from(&[root.join("session")]).is_empty());
+        assert!(!hidden.leaves_out(&library.join("core/src/lib.rs")));
+        assert!(!hidden.leaves_out(&library.join("std/src/lib.rs")));
+        assert!(!hidden.leaves_out(&session_root));
+        assert!(hidden.leaves_out(&library.join("compiler-builtins/compiler-builtins/src/lib.rs")));
+        // A dependency of the standard library's, from the registry.
+        assert!(hidden.leaves_out(&root.join("registry/libc-0.2.178/src/lib.rs")));
+        Ok(())
     }
 }
