@@ -1,0 +1,2 @@
+use ::self;
+use a::self::b;

@@ -1,0 +1,1 @@
+fn f(_: &impl 'a + Sized) {}
