@@ -206,38 +206,53 @@ impl ast::Expr {
     }
 }
 
-#[cfg(not(no_salsa_async_drops))]
+// tensorbook patch 1: parse trees are always dropped on a thread of their own, whose stack
+// holds the deepest tree tensorbook admits (`PARSE_DROP_STACK`, as its kernel's parsing
+// threads; only the pages a deep tree touches are committed). Dropping a tree recurses over its
+// depth, and upstream's dropper had the default 2 MiB stack: a 1,000-level cell overflowed it
+// and ended the kernel, so tensorbook built with `no_salsa_async_drops`, which dropped trees on
+// the thread whose new revision evicted them (salsa's LRU): ~0.2 s on rust-analyzer's worker
+// at the first change after priming, which a session's first Tab waited for. The span and
+// AST-id maps that flag also covers are flat, and stay dropped in place.
 impl<T> Drop for Parse<T> {
     fn drop(&mut self) {
         let Some(green) = self.green.take() else {
             return;
         };
-        static PARSE_DROP_THREAD: std::sync::OnceLock<std::sync::mpsc::Sender<GreenNode>> =
+        static PARSE_DROP_THREAD: std::sync::OnceLock<Option<std::sync::mpsc::Sender<GreenNode>>> =
             std::sync::OnceLock::new();
-        PARSE_DROP_THREAD
-            .get_or_init(|| {
-                let (sender, receiver) = std::sync::mpsc::channel::<GreenNode>();
-                std::thread::Builder::new()
-                    .name("ParseNodeDropper".to_owned())
-                    .spawn(move || {
-                        loop {
-                            // block on a receive
-                            _ = receiver.recv();
-                            // then drain the entire channel
-                            while receiver.try_recv().is_ok() {}
-                            // and sleep for a bit
-                            std::thread::sleep(std::time::Duration::from_millis(100));
+        let sender = PARSE_DROP_THREAD.get_or_init(|| {
+            let (sender, receiver) = std::sync::mpsc::channel::<GreenNode>();
+            std::thread::Builder::new()
+                .name("ParseNodeDropper".to_owned())
+                .stack_size(PARSE_DROP_STACK)
+                .spawn(move || {
+                    loop {
+                        // block on a receive
+                        if receiver.recv().is_err() {
+                            return;
                         }
-                        // why do this over just a `receiver.iter().for_each(drop)`? To reduce contention on the channel lock.
-                        // otherwise this thread will constantly wake up and sleep again.
-                    })
-                    .unwrap();
-                sender
-            })
-            .send(green)
-            .unwrap();
+                        // then drain the entire channel
+                        while receiver.try_recv().is_ok() {}
+                        // and sleep for a bit
+                        std::thread::sleep(std::time::Duration::from_millis(100));
+                    }
+                    // why do this over just a `receiver.iter().for_each(drop)`? To reduce contention on the channel lock.
+                    // otherwise this thread will constantly wake up and sleep again.
+                })
+                .ok()
+                .map(|_| sender)
+        });
+        // Without the thread (it could not be started), the tree is dropped here.
+        if let Some(sender) = sender {
+            let _ = sender.send(green);
+        }
     }
 }
+
+/// The parse-tree dropper's stack (tensorbook patch 1): tensorbook's kernel parses cells on
+/// threads of this size (`text_limits::ANALYSIS_STACK`), which hold the deepest tree it admits.
+const PARSE_DROP_STACK: usize = 256 << 20;
 
 /// `SourceFile` represents a parse tree for a single Rust file.
 pub use crate::ast::SourceFile;
