@@ -93,7 +93,7 @@ impl AxisWalk {
     }
 
     /// The input index walked coordinate `w` reads, if it reads one (any dilation).
-    fn source(&self, f: usize, w: usize) -> Option<usize> {
+    pub(super) fn source(&self, f: usize, w: usize) -> Option<usize> {
         let at = (f * self.fixed_step + w * self.walk_step) as i64 - self.padding;
         let at = usize::try_from(at).ok()?;
         (at % self.dilation == 0 && at / self.dilation < self.input).then_some(at / self.dilation)
