@@ -263,13 +263,24 @@ impl Kernels for HostBackend {
         let mut out_shape = shape.to_vec();
         out_shape[axis] = indices.len();
         let len = indices.len().max(1);
+        // A row per outer index, each index's `inner` values copied in turn: a row (and a
+        // division, and a copy call) per index cost 7-8 ns an entry when `inner` is 1 (a
+        // kernel flipped along its last axis for an input gradient: 140 us for 18,432 entries).
+        let row = len.saturating_mul(inner);
         with_buffer!(x, v => {
             let mut out = try_alloc(numel(&out_shape), Element::ZERO, &out_shape)?;
-            if inner > 0 {
-                for_each_row_mut(&mut out, inner, MIN_PER_TASK / inner, |blk, o| {
-                    let (outer, i) = (blk / len, blk % len);
-                    let src = (outer * shape[axis] + indices[i]) * inner;
-                    o.copy_from_slice(&v[src..src + inner]);
+            if inner > 0 && !indices.is_empty() {
+                for_each_row_mut(&mut out, row, MIN_PER_TASK / row.max(1), |outer, o| {
+                    let base = outer * shape[axis] * inner;
+                    if inner == 1 {
+                        for (o, &i) in o.iter_mut().zip(indices) {
+                            *o = v[base + i];
+                        }
+                        return;
+                    }
+                    for (o, &i) in o.chunks_exact_mut(inner).zip(indices) {
+                        o.copy_from_slice(&v[base + i * inner..base + (i + 1) * inner]);
+                    }
                 });
             }
             Ok(Element::into_buffer(out))
