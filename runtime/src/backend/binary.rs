@@ -19,12 +19,7 @@ use crate::shape::{numel, strides, unravel, without_axes};
 pub struct BinaryBackend;
 
 fn offset(coords: &[usize], view: &Strided) -> usize {
-    view.offset
-        + coords
-            .iter()
-            .zip(&view.strides)
-            .map(|(c, s)| c * s)
-            .sum::<usize>()
+    view.offset_at(coords)
 }
 
 /// Builds a vector element by element from a function of the linear index.

@@ -609,6 +609,16 @@ impl Strided {
         }
     }
 
+    /// Where in the buffer the entry at `coords` lies.
+    pub fn offset_at(&self, coords: &[usize]) -> usize {
+        self.offset
+            + coords
+                .iter()
+                .zip(&self.strides)
+                .map(|(c, s)| c * s)
+                .sum::<usize>()
+    }
+
     /// True when this view reads a tensor of `shape` in plain row-major order from its first
     /// element (axes of length 1 may have any stride): a backend can then read it as a slice.
     pub fn is_contiguous(&self, shape: &[usize]) -> bool {

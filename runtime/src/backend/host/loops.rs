@@ -34,14 +34,7 @@ impl<'a, const N: usize> RowBases<'a, N> {
         let outer = &shape[..shape.len().saturating_sub(1)];
         let mut coords = vec![0; outer.len()];
         unravel(first, outer, &mut coords);
-        let bases = views.map(|v| {
-            v.offset
-                + coords
-                    .iter()
-                    .zip(&v.strides)
-                    .map(|(c, s)| c * s)
-                    .sum::<usize>()
-        });
+        let bases = views.map(|v| v.offset_at(&coords));
         RowBases {
             outer,
             steps: views.map(|v| &v.strides[..]),
@@ -387,12 +380,7 @@ mod tests {
     fn at(v: &Strided, shape: &[usize], flat: usize) -> usize {
         let mut coords = vec![0; shape.len()];
         unravel(flat, shape, &mut coords);
-        v.offset
-            + coords
-                .iter()
-                .zip(&v.strides)
-                .map(|(c, s)| c * s)
-                .sum::<usize>()
+        v.offset_at(&coords)
     }
 
     /// Broadcasts, transposes and offsets read together, over outputs of many tasks (rows

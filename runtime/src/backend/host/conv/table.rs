@@ -183,6 +183,7 @@ unsafe fn gather_f64(dst: *mut f64, plane: *const f64, idx: &[i32], len: usize) 
 
 #[cfg(test)]
 mod tests {
+    use super::super::walk::tests::sample_walks;
     use super::*;
 
     /// Every table's gather against the definition (`AxisWalk::source`), from walked
@@ -197,47 +198,34 @@ mod tests {
         let input = [5usize, 6];
         let plane: Vec<f64> = (0..30).map(|v| v as f64 + 1.0).collect();
         let plane32: Vec<f32> = plane.iter().map(|&v| v as f32).collect();
-        for (steps, padding) in [([1, 1], [0, 0]), ([2, 3], [1, 2]), ([2, 1], [-1, 3])] {
-            for dilation in [1, 2] {
-                let axes: Vec<AxisWalk> = (0..2)
-                    .map(|a| AxisWalk {
-                        walked: 4 + a,
-                        walk_step: steps[a],
-                        fixed_step: 2,
-                        padding: padding[a],
-                        dilation,
-                        input: input[a],
-                        in_stride: if a == 0 { input[1] } else { 1 },
+        for (axes, steps, padding, dilation) in sample_walks(input) {
+            let fixed_sizes = [3, 4];
+            let tables = Tables::new::<f64>(&axes, &fixed_sizes).expect("small tables");
+            let tables32 = Tables::new::<f32>(&axes, &fixed_sizes).expect("small tables");
+            let total = 4 * 5;
+            for fixed in 0..12 {
+                let f = [fixed / 4, fixed % 4];
+                let want: Vec<f64> = (0..total)
+                    .map(|p| {
+                        let (y, x) = (p / 5, p % 5);
+                        match (axes[0].source(f[0], y), axes[1].source(f[1], x)) {
+                            (Some(i), Some(j)) => plane[i * input[1] + j],
+                            _ => 0.0,
+                        }
                     })
                     .collect();
-                let fixed_sizes = [3, 4];
-                let tables = Tables::new::<f64>(&axes, &fixed_sizes).expect("small tables");
-                let tables32 = Tables::new::<f32>(&axes, &fixed_sizes).expect("small tables");
-                let total = 4 * 5;
-                for fixed in 0..12 {
-                    let f = [fixed / 4, fixed % 4];
-                    let want: Vec<f64> = (0..total)
-                        .map(|p| {
-                            let (y, x) = (p / 5, p % 5);
-                            match (axes[0].source(f[0], y), axes[1].source(f[1], x)) {
-                                (Some(i), Some(j)) => plane[i * input[1] + j],
-                                _ => 0.0,
-                            }
-                        })
-                        .collect();
-                    for (from, to) in [(0, total), (3, 17), (7, 8), (5, 5), (1, total)] {
-                        let mut got = vec![f64::NAN; to - from];
-                        tables.fill(&mut got, &plane, fixed, from);
-                        assert_eq!(
-                            got,
-                            want[from..to],
-                            "{steps:?} {padding:?} {dilation} {f:?}"
-                        );
-                        let mut got32 = vec![f32::NAN; to - from];
-                        tables32.fill(&mut got32, &plane32, fixed, from);
-                        let want32: Vec<f32> = want[from..to].iter().map(|&v| v as f32).collect();
-                        assert_eq!(got32, want32);
-                    }
+                for (from, to) in [(0, total), (3, 17), (7, 8), (5, 5), (1, total)] {
+                    let mut got = vec![f64::NAN; to - from];
+                    tables.fill(&mut got, &plane, fixed, from);
+                    assert_eq!(
+                        got,
+                        want[from..to],
+                        "{steps:?} {padding:?} {dilation} {f:?}"
+                    );
+                    let mut got32 = vec![f32::NAN; to - from];
+                    tables32.fill(&mut got32, &plane32, fixed, from);
+                    let want32: Vec<f32> = want[from..to].iter().map(|&v| v as f32).collect();
+                    assert_eq!(got32, want32);
                 }
             }
         }

@@ -285,7 +285,7 @@ fn gather_dilated<T: Element>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     fn axis(walked: usize, walk_step: usize, padding: i64, input: usize) -> AxisWalk {
@@ -317,12 +317,13 @@ mod tests {
         assert_eq!((c.reach(0).lo, c.reach(0).hi), (0, 2));
     }
 
-    /// Every walk against the definition, entry by entry, over ranges that start and end
-    /// inside runs.
-    #[test]
-    fn gather_matches_the_definition() {
-        let input = [5usize, 6];
-        let plane: Vec<f64> = (0..30).map(|v| v as f64 + 1.0).collect();
+    /// 2-D walks of 4 x 5 coordinates over a `input` plane with strides, padding on both
+    /// sides, crops and dilated inputs; each with its steps, padding and dilation.
+    #[allow(clippy::type_complexity)]
+    pub(in crate::backend::host::conv) fn sample_walks(
+        input: [usize; 2],
+    ) -> Vec<(Vec<AxisWalk>, [usize; 2], [i64; 2], usize)> {
+        let mut walks = Vec::new();
         for (steps, padding) in [([1, 1], [0, 0]), ([2, 3], [1, 2]), ([2, 1], [-1, 3])] {
             for dilation in [1, 2] {
                 let axes: Vec<AxisWalk> = (0..2)
@@ -336,26 +337,38 @@ mod tests {
                         in_stride: if a == 0 { input[1] } else { 1 },
                     })
                     .collect();
-                let total = 4 * 5;
-                for fixed in [[0, 0], [1, 2], [3, 1]] {
-                    let want: Vec<f64> = (0..total)
-                        .map(|p| {
-                            let (y, x) = (p / 5, p % 5);
-                            match (axes[0].source(fixed[0], y), axes[1].source(fixed[1], x)) {
-                                (Some(i), Some(j)) => plane[i * input[1] + j],
-                                _ => 0.0,
-                            }
-                        })
-                        .collect();
-                    for (from, to) in [(0, total), (3, 17), (7, 8), (5, 5)] {
-                        let mut got = vec![0.0; to - from];
-                        gather(&mut got, &plane, &axes, &fixed, from);
-                        assert_eq!(
-                            got,
-                            want[from..to],
-                            "{steps:?} {padding:?} {dilation} {fixed:?}"
-                        );
-                    }
+                walks.push((axes, steps, padding, dilation));
+            }
+        }
+        walks
+    }
+
+    /// Every walk against the definition, entry by entry, over ranges that start and end
+    /// inside runs.
+    #[test]
+    fn gather_matches_the_definition() {
+        let input = [5usize, 6];
+        let plane: Vec<f64> = (0..30).map(|v| v as f64 + 1.0).collect();
+        for (axes, steps, padding, dilation) in sample_walks(input) {
+            let total = 4 * 5;
+            for fixed in [[0, 0], [1, 2], [3, 1]] {
+                let want: Vec<f64> = (0..total)
+                    .map(|p| {
+                        let (y, x) = (p / 5, p % 5);
+                        match (axes[0].source(fixed[0], y), axes[1].source(fixed[1], x)) {
+                            (Some(i), Some(j)) => plane[i * input[1] + j],
+                            _ => 0.0,
+                        }
+                    })
+                    .collect();
+                for (from, to) in [(0, total), (3, 17), (7, 8), (5, 5)] {
+                    let mut got = vec![0.0; to - from];
+                    gather(&mut got, &plane, &axes, &fixed, from);
+                    assert_eq!(
+                        got,
+                        want[from..to],
+                        "{steps:?} {padding:?} {dilation} {fixed:?}"
+                    );
                 }
             }
         }
