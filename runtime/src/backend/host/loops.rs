@@ -298,7 +298,12 @@ pub(super) fn merged_views<const N: usize>(
         let step = |v: usize| views[v].strides.get(axis).copied().unwrap_or(0);
         let merges = sizes.last().is_some_and(|&outer| {
             // Rows stay short enough to share out over the cores.
-            outer * n <= MERGED_ROW && (0..N).all(|v| steps[v].last() == Some(&(step(v) * n)))
+            outer.saturating_mul(n) <= MERGED_ROW
+                && (0..N).all(|v| {
+                    step(v)
+                        .checked_mul(n)
+                        .is_some_and(|m| steps[v].last() == Some(&m))
+                })
         });
         if merges {
             if let Some(outer) = sizes.last_mut() {
