@@ -115,6 +115,50 @@ pub(super) unsafe fn write_rows<T: Element>(
     }
 }
 
+/// Rows shorter than this are written a plane at a time (see [`write_planes`]).
+const SHORT_ROW: usize = 16;
+
+/// The largest plane [`write_planes`] takes: many planes to a task, tasks for every core.
+const PLANE: usize = 4096;
+
+/// The rows and the row count of a plane of `shape`'s last two axes where its rows are short
+/// enough to be written a plane at a time, else `None`.
+pub(super) fn short_rows(shape: &[usize]) -> Option<(usize, usize)> {
+    let [.., rows, inner] = *shape else {
+        return None;
+    };
+    (inner < SHORT_ROW && rows > 1 && rows.saturating_mul(inner) <= PLANE && numel(shape) > 0)
+        .then_some((rows, inner))
+}
+
+/// Fills a new output a plane of its last two axes at a time, in parallel over blocks of
+/// planes, `each` given the plane's first offset in each of `views` and the plane's slots.
+/// For short rows (a bias added over `[256, 64, 2, 2]`, a batch/channel swap of `[256, 32, 4,
+/// 4]`): the per-row bookkeeping of [`write_rows`] cost more than the rows' four or sixteen
+/// entries.
+///
+/// # Safety
+/// `shape` has [`short_rows`], and `each` writes every slot of the plane it is given.
+pub(super) unsafe fn write_planes<T: Element, const N: usize>(
+    views: [&Strided; N],
+    shape: &[usize],
+    each: impl Fn([usize; N], &mut [MaybeUninit<T>]) + Sync,
+) -> Result<HostVec<T>> {
+    let rank = shape.len();
+    let plane = numel(&shape[rank.saturating_sub(2)..]).max(1);
+    let planes = &shape[..rank.saturating_sub(1)];
+    let per_task = (MIN_PER_TASK / plane).max(1);
+    // SAFETY: chunks are whole planes, each written whole by `each`, as the caller promises.
+    unsafe {
+        par_write(numel(shape), shape, per_task * plane, |start, block| {
+            let mut bases = RowBases::new(views, planes, start / plane);
+            for p in block.chunks_mut(plane) {
+                each(bases.next_row(), p);
+            }
+        })
+    }
+}
+
 /// Parallel map over a contiguous slice.
 pub(super) fn map<T: Element, U: Element>(
     v: &[T],
@@ -172,6 +216,22 @@ pub(super) fn zip<T: Element, U: Element>(
         vb.strides.last().copied().unwrap_or(0),
     );
     let inner = inner_len(shape);
+    if let Some((_, inner)) = short_rows(shape) {
+        let second = |v: &Strided| v.strides[v.strides.len() - 2];
+        let (ta, tb) = (second(va), second(vb));
+        // SAFETY: each row of each plane is written whole.
+        let out = unsafe {
+            write_planes([va, vb], shape, |[ba, bb], plane: &mut [MaybeUninit<U>]| {
+                for (i, o) in plane.chunks_mut(inner).enumerate() {
+                    let (ba, bb) = (ba + i * ta, bb + i * tb);
+                    for (j, o) in o.iter_mut().enumerate() {
+                        o.write(f(a[ba + j * sa], b[bb + j * sb]));
+                    }
+                }
+            })
+        }?;
+        return Ok(U::into_buffer(out));
+    }
     // SAFETY: every arm writes each slot of its row.
     let out = unsafe {
         write_rows(shape, |first, block: &mut [MaybeUninit<U>]| {
@@ -252,6 +312,20 @@ pub(super) fn copy_view<T: Element>(
         return out;
     }
     let s = view.strides.last().copied().unwrap_or(0);
+    if let Some((_, inner)) = short_rows(out_shape) {
+        let t = view.strides[view.strides.len() - 2];
+        // SAFETY: each row of each plane is written whole.
+        return unsafe {
+            write_planes([view], out_shape, |[base], plane: &mut [MaybeUninit<T>]| {
+                for (i, o) in plane.chunks_mut(inner).enumerate() {
+                    let base = base + i * t;
+                    for (j, o) in o.iter_mut().enumerate() {
+                        o.write(v[base + j * s]);
+                    }
+                }
+            })
+        };
+    }
     let inner = inner_len(out_shape);
     // SAFETY: each slot of each row is written.
     unsafe {
@@ -395,7 +469,7 @@ mod tests {
         let a: Vec<f64> = (0..200_000).map(|x| x as f64).collect();
         let b: Vec<f64> = (0..200_000).map(|x| (x * 7 % 1000) as f64 * 1e-3).collect();
         let p: Vec<u8> = (0..200_000).map(|x| (x % 3 == 0) as u8).collect();
-        let cases: [(&[usize], Strided, Strided); 5] = [
+        let cases: [(&[usize], Strided, Strided); 7] = [
             // A bias over [n, c, h, w], and the bias first.
             (
                 &[256, 8, 7, 7],
@@ -414,6 +488,11 @@ mod tests {
             ),
             // Every axis broadcast in one of the two.
             (&[50, 60], view(0, &[0, 0]), view(2, &[60, 1])),
+            // Batch and channels swapped, rows of three written a plane at a time over tasks
+            // of unequal planes.
+            (&[70, 256, 3], view(0, &[3, 210, 1]), view(4, &[1, 0, 0])),
+            // Planes too large to take whole: rows of three, row by row.
+            (&[3, 2000, 3], view(2, &[3, 9, 1]), view(0, &[0, 3, 1])),
         ];
         for (shape, va, vb) in cases {
             let n = numel(shape);

@@ -4,7 +4,8 @@
 use crate::element::Element;
 
 /// `dst = lhs · rhs` on this thread, for `(m, n, k)`: `dst` m x n at a row stride, `lhs` m x k
-/// at a row stride, `rhs` k x n at the column and row strides given.
+/// at a row stride, `rhs` k x n at the column and row strides given. Every entry of `dst` is
+/// written and none read (zeros where `k` is 0), so it may start uninitialised.
 ///
 /// # Safety
 /// Each pointer must hold its matrix at its strides, and `dst` be written by no one else.

@@ -10,6 +10,7 @@
 use std::any::TypeId;
 
 use crate::element::Element;
+use crate::shape::unravel;
 
 use super::walk::AxisWalk;
 
@@ -22,6 +23,8 @@ const MAX_ENTRIES: usize = 1 << 22;
 /// row.
 pub(super) struct Tables {
     walked: usize,
+    /// The entries of an input plane: every offset is below it.
+    in_size: usize,
     /// `walked` and the padding after it.
     stride: usize,
     offsets: Vec<i32>,
@@ -76,6 +79,7 @@ impl Tables {
         }
         Some(Tables {
             walked,
+            in_size,
             stride,
             offsets,
         })
@@ -86,10 +90,12 @@ impl Tables {
     pub(super) fn fill<T: Element>(&self, dst: &mut [T], plane: &[T], fixed: usize, from: usize) {
         let row = &self.offsets[fixed * self.stride..(fixed + 1) * self.stride];
         assert!(from + dst.len() <= self.walked, "a gather past its table");
+        // The gathers below read `plane` unchecked.
+        assert!(plane.len() >= self.in_size, "a gather from a short plane");
         let id = TypeId::of::<T>();
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `new` made tables only where the CPU has AVX-512F/VL and T is f32 or f64 (the
-        // arm's TypeId); every offset is -1 or an entry of an input plane, which `plane` is;
+        // arm's TypeId); every offset is -1 or below `in_size`, which `plane` holds;
         // the row holds whole vectors of indices from any `from` on.
         unsafe {
             if id == TypeId::of::<f32>() {
@@ -125,14 +131,6 @@ fn available<T: Element>() -> bool {
     #[cfg(not(target_arch = "x86_64"))]
     {
         false
-    }
-}
-
-fn unravel(mut flat: usize, sizes: &[usize], out: &mut [usize]) {
-    for (o, &n) in out.iter_mut().zip(sizes).rev() {
-        let n = n.max(1);
-        *o = flat % n;
-        flat /= n;
     }
 }
 
