@@ -121,21 +121,21 @@ const SHORT_ROW: usize = 16;
 /// The largest plane [`write_planes`] takes: many planes to a task, tasks for every core.
 const PLANE: usize = 4096;
 
-/// The rows and the row count of a plane of `shape`'s last two axes where its rows are short
-/// enough to be written a plane at a time, else `None`.
-pub(super) fn short_rows(shape: &[usize]) -> Option<(usize, usize)> {
+/// The row length of `shape` where its rows are short enough to be written a plane of its last
+/// two axes at a time, else `None`.
+pub(super) fn short_rows(shape: &[usize]) -> Option<usize> {
     let [.., rows, inner] = *shape else {
         return None;
     };
     (inner < SHORT_ROW && rows > 1 && rows.saturating_mul(inner) <= PLANE && numel(shape) > 0)
-        .then_some((rows, inner))
+        .then_some(inner)
 }
 
 /// Fills a new output a plane of its last two axes at a time, in parallel over blocks of
 /// planes, `each` given the plane's first offset in each of `views` and the plane's slots.
-/// For short rows (a bias added over `[256, 64, 2, 2]`, a batch/channel swap of `[256, 32, 4,
-/// 4]`): the per-row bookkeeping of [`write_rows`] cost more than the rows' four or sixteen
-/// entries.
+/// For short rows (a bias added over `[256, 64, 2, 2]`, the kernel gradient's batch/channel
+/// swap of the same shape): the per-row bookkeeping of [`write_rows`] cost more than the rows'
+/// few entries.
 ///
 /// # Safety
 /// `shape` has [`short_rows`], and `each` writes every slot of the plane it is given.
@@ -216,7 +216,7 @@ pub(super) fn zip<T: Element, U: Element>(
         vb.strides.last().copied().unwrap_or(0),
     );
     let inner = inner_len(shape);
-    if let Some((_, inner)) = short_rows(shape) {
+    if let Some(inner) = short_rows(shape) {
         let second = |v: &Strided| v.strides[v.strides.len() - 2];
         let (ta, tb) = (second(va), second(vb));
         // SAFETY: each row of each plane is written whole.
@@ -312,7 +312,7 @@ pub(super) fn copy_view<T: Element>(
         return out;
     }
     let s = view.strides.last().copied().unwrap_or(0);
-    if let Some((_, inner)) = short_rows(out_shape) {
+    if let Some(inner) = short_rows(out_shape) {
         let t = view.strides[view.strides.len() - 2];
         // SAFETY: each row of each plane is written whole.
         return unsafe {
