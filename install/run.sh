@@ -20,6 +20,9 @@ cargo build --locked --workspace --bins --examples
 bash install/python-env.sh
 bash install/blas.sh
 TENSORBOOK_PYTHON="$PWD/.venv/bin/python" ./target/debug/tensorbook kernel install --sys-prefix
+# The runtime that cells link, built once now rather than while the first notebook's first
+# cell waits (a few minutes on two cores; seconds once built).
+./target/debug/tensorbook kernel prepare
 bash install/fetch-mnist.sh target/debug/tensorbook
 ./target/debug/tensorbook clients
 export PATH="$PWD/.venv/bin:$PATH"

@@ -11,7 +11,7 @@ import tempfile
 
 from jupyter_client.manager import start_new_kernel
 
-from conftest import BINARY, FIRST_CELL_TIMEOUT, _prefix, run_cell, stdout_of
+from conftest import BINARY, FIRST_CELL_TIMEOUT, ROOT, _prefix, run_cell, stdout_of
 
 
 def test_a_relocated_binary_installs_a_kernelspec_and_runs_cells():
@@ -67,3 +67,38 @@ def test_a_kernel_without_the_runtime_sources_says_where_it_looked():
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=False)
+
+
+def test_kernel_prepare_leaves_the_runtime_build_ready_and_nothing_else():
+    # install/test.sh runs it before the Jupyter tests, so here the cache usually holds the
+    # build already and this is the quick path; alone it builds it (minutes).
+    evcxr = pathlib.Path(os.environ["TENSORBOOK_CACHE_DIR"]) / "evcxr"
+    prepare = subprocess.Popen(
+        [str(BINARY), "kernel", "prepare"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    stdout, stderr = prepare.communicate(timeout=FIRST_CELL_TIMEOUT)
+    assert prepare.returncode == 0, stderr
+    assert "is ready in" in stdout, stdout
+    assert any(d.name.startswith("template-") and d.is_dir() for d in evcxr.iterdir())
+    left = [d.name for d in evcxr.iterdir() if d.name.startswith(f"session-{prepare.pid}-")]
+    assert not left, f"prepare left its session directory behind: {left}"
+    # The first cell of a new kernel starts from that build: no compiling of the runtime.
+    km, kc = start_new_kernel(kernel_name="tensorbook", startup_timeout=60)
+    try:
+        reply, _ = run_cell(kc, "let t = Tensor::iota(DType::F32, &[3], None)?;", timeout=120)
+        assert reply["content"]["status"] == "ok", reply["content"]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def test_kernel_prepare_says_when_there_is_no_cache_to_prepare():
+    # A cache inside a cargo project is refused (cargo would take a session for a member).
+    inside = ROOT / "target" / "prepare-inside-the-project"
+    done = subprocess.run(
+        [str(BINARY), "kernel", "prepare"], capture_output=True, text=True, timeout=120,
+        env={**os.environ, "TENSORBOOK_CACHE_DIR": str(inside)},
+    )
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert "unusable" in done.stderr and str(inside) in done.stderr, done.stderr
+

@@ -261,6 +261,10 @@ enum KernelAction {
     },
     /// List installed tensorbook kernelspecs.
     List,
+    /// Build the runtime that notebook cells link into the shared build cache, once, and exit:
+    /// what a machine's first session would otherwise make its first cell wait for (minutes
+    /// on two cores). Quick where the cache already holds this runtime's build.
+    Prepare,
     /// Run the kernel (what kernel.json's argv starts).
     Run {
         /// The connection file Jupyter wrote.
@@ -337,6 +341,7 @@ fn kernel(action: KernelAction) -> Result<(), String> {
         KernelAction::Keep { socket, grace_ms } => {
             engine::keeper::serve(&socket, std::time::Duration::from_millis(grace_ms))
         }
+        KernelAction::Prepare => prepare(),
         KernelAction::Run { connection_file } => {
             let session_dir = prepare_session_dir();
             // Requests that parse (is_complete) run on these threads: their stacks hold the
@@ -349,6 +354,45 @@ fn kernel(action: KernelAction) -> Result<(), String> {
                 .map_err(|e| format!("cannot start the async runtime: {e}"))?;
             runtime.block_on(server::run(&connection_file, session_dir))
         }
+    }
+}
+
+/// `tensorbook kernel prepare`: a session without Jupyter that starts (building and publishing
+/// the runtime's template where the cache has none), runs one cell to show that cells work,
+/// and ends, leaving only the template behind.
+fn prepare() -> Result<(), String> {
+    let dir = prepare_session_dir().ok_or("no session directory for the build")?;
+    if !dir.is_shared() {
+        dir.remove();
+        return Err(format!(
+            "the build cache {} is unusable, so there is nothing to prepare: each session will \
+             build the runtime itself",
+            build_cache::root().display()
+        ));
+    }
+    let sink: engine::OutputSink = std::sync::Arc::new(|output| {
+        if let engine::Output::Text(_, text) = output {
+            eprint!("{text}");
+        }
+    });
+    let started = std::time::Instant::now();
+    let engine = engine::Engine::start(sink, Some(std::sync::Arc::clone(&dir)), None, None, None);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let ran = runtime.block_on(engine.execute("let prepared = 1;".into(), None));
+    drop(engine);
+    dir.remove();
+    match ran {
+        Ok(_) => {
+            println!(
+                "the runtime that cells link is ready in {} ({:.1} s)",
+                build_cache::root().display(),
+                started.elapsed().as_secs_f64()
+            );
+            Ok(())
+        }
+        Err(failure) => Err(format!("a session could not start: {failure:?}")),
     }
 }
 
