@@ -196,6 +196,11 @@ impl SessionDir {
         })
     }
 
+    /// Whether this session's build is shared through the cache (not a private session's).
+    pub fn is_shared(&self) -> bool {
+        self.evcxr_root.is_some()
+    }
+
     /// Where the cells' shared libraries and the runtime's (`libtensorbook_dylib.so`) are
     /// built. Cells are loaded from one directory above, so the runtime must be found through
     /// the evaluation process's library path. `debug` because evcxr always builds with cargo's
@@ -361,6 +366,10 @@ pub fn key(runtime: &Path, prelude: &str) -> String {
     }
     let mut files = Vec::new();
     collect_files(runtime, &mut files);
+    // The runtime's own tests, examples and benchmarks are not part of the library a session
+    // builds: an edited test rebuilt the template (five minutes on two cores) for nothing.
+    let unbuilt = ["tests", "examples", "benches"].map(|dir| runtime.join(dir));
+    files.retain(|file| !unbuilt.iter().any(|dir| file.starts_with(dir)));
     files.sort();
     for file in files {
         hasher.update(file.to_string_lossy().as_bytes());
@@ -448,6 +457,21 @@ mod tests {
         fs::write(dir.path().join("lib.rs"), "pub fn b() {}").unwrap();
         assert_ne!(before, key(dir.path(), "prelude"));
         assert_ne!(key(dir.path(), "prelude"), key(dir.path(), "other prelude"));
+    }
+
+    #[test]
+    fn the_key_ignores_the_runtimes_tests_and_examples() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("src")).unwrap();
+        fs::create_dir_all(dir.path().join("tests")).unwrap();
+        fs::create_dir_all(dir.path().join("examples")).unwrap();
+        fs::write(dir.path().join("src/lib.rs"), "pub fn a() {}").unwrap();
+        let before = key(dir.path(), "prelude");
+        fs::write(dir.path().join("tests/t.rs"), "#[test] fn t() {}").unwrap();
+        fs::write(dir.path().join("examples/e.rs"), "fn main() {}").unwrap();
+        assert_eq!(before, key(dir.path(), "prelude"));
+        fs::write(dir.path().join("src/tests.rs"), "").unwrap();
+        assert_ne!(before, key(dir.path(), "prelude"));
     }
 
     #[test]
