@@ -375,11 +375,15 @@ fn prepare() -> Result<(), String> {
             eprint!("{text}");
         }
     });
+    let runtime = match tokio::runtime::Builder::new_current_thread().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            dir.remove();
+            return Err(format!("cannot start the async runtime: {e}"));
+        }
+    };
     let started = std::time::Instant::now();
     let engine = engine::Engine::start(sink, Some(std::sync::Arc::clone(&dir)), None, None, None);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let ran = runtime.block_on(engine.execute("let prepared = 1;".into(), None));
     drop(engine);
     dir.remove();
