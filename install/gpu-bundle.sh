@@ -1,31 +1,58 @@
 #!/usr/bin/env bash
-# Builds the GPU check bundle: the cuda test suites as stripped, gzipped release binaries, the program
+# Builds the GPU check bundle: the cuda test suites as stripped, xz-packed binaries, the program
 # that performs notebook 02's and 04's GPU steps and the benchmark rows (runtime/examples/
 # gpu_check.rs), torch's reference script and run.sh, which runs it all on a machine with a GPU
 # and no Rust toolchain and writes one report folder (docs/gpu-check.md).
-# Usage: bash install/gpu-bundle.sh [DIR]   (default: target/gpu-bundle; must stay under 64 MiB)
+#
+# Usage: bash install/gpu-bundle.sh [--release] [DIR]   (default: target/gpu-bundle; must stay
+# under 64 MiB)
+#
+# By default the binaries are the dev profile's, the very ones `cargo test --workspace` built
+# and ran (the runtime at opt-level 2, overflow checks on): install/test.sh packs them without
+# building anything, where a release build of its own cost the test command five minutes on two
+# cores. `--release` builds the release profile instead, for host rows in `figures.txt` that
+# match a release-built kernel's (the cuda rows are the GPU's either way).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+profile=(--workspace)
+if [ "${1:-}" = --release ]; then
+    # `-p tensorbook` alone: in release nothing else is built, so no feature set is shared.
+    profile=(--release -p tensorbook)
+    shift
+fi
 dir=${1:-target/gpu-bundle}
 limit=$((64 * 1024 * 1024))
 
 suites=$(awk 'NF { print $1 }' install/gpu-check/suites.txt)
-args=()
-for suite in $suites; do args+=(--test "$suite"); done
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-cargo test --release --locked -p tensorbook --no-run "${args[@]}" 2>&1 | tee "$log" | grep -v '^ *Executable' || true
-cargo build --release --locked -p tensorbook --example gpu_check
+# The same command line as install/test.sh's build (dev), so cargo finds everything fresh; the
+# JSON messages name each executable.
+cargo test "${profile[@]}" --locked --no-run --message-format=json > "$log"
+# Each suite's test binary and the gpu_check example, as `name<TAB>path`.
+executables=$(python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    if not line.startswith("{"):
+        continue
+    m = json.loads(line)
+    target = m.get("target") or {}
+    if m.get("reason") != "compiler-artifact" or not m.get("executable"):
+        continue
+    if not m.get("manifest_path", "").endswith("/runtime/Cargo.toml"):
+        continue
+    kinds = target.get("kind", [])
+    if "test" in kinds or (kinds == ["example"] and target["name"] == "gpu_check"):
+        print(target["name"] + "\t" + m["executable"])
+' "$log")
 
 rm -rf "$dir"
 mkdir -p "$dir/bin"
-for suite in $suites; do
-    # cargo names each test binary: `Executable tests/<suite>.rs (target/release/deps/<suite>-<hash>)`.
-    exe=$(sed -n "s|^ *Executable tests/$suite\.rs (\(.*\))\$|\1|p" "$log" | tail -1)
-    [ -n "$exe" ] && [ -x "$exe" ] || { echo "gpu-bundle: no test binary for $suite" >&2; exit 1; }
-    cp "$exe" "$dir/bin/$suite"
+for name in $suites gpu_check; do
+    exe=$(printf '%s\n' "$executables" | awk -F'\t' -v n="$name" '$1 == n { print $2 }' | tail -1)
+    [ -n "$exe" ] && [ -x "$exe" ] || { echo "gpu-bundle: no executable for $name" >&2; exit 1; }
+    cp "$exe" "$dir/bin/$name"
 done
-cp target/release/examples/gpu_check "$dir/bin/gpu_check"
 strip "$dir"/bin/*
 # Packed: each binary carries the whole runtime (the op set's loops for every dtype), so the
 # sixteen of them are 340 MB; xz takes each to about a seventh (gzip -9 to a quarter: 70 MiB,

@@ -3,14 +3,13 @@
 # cargo tests (unit, conformance, placement, API, CLI, doc tests), then the kernel driven through
 # a real Jupyter client (pytest + jupyter_client + jupyter_kernel_test) using the binary the
 # cargo tests just built, and the tutorial notebooks executed through nbclient. One cargo profile
-# (dev) is built once and reused by every step; the one exception is the runtime crate alone in
-# release, for the hostile-input test (overflow only wraps silently there) and for the GPU check
-# bundle (stripped release binaries a GPU machine runs), which share that build.
+# (dev) is built once and reused by every step, the GPU check bundle included (it packs the
+# cuda suites' test binaries that `cargo test` built and ran).
 #
 # On two cores the compilers set the pace, so what waits on the network and apt (the Python
 # environment, OpenBLAS, Chromium) runs beside clippy and the build, and the runtime that cells
 # link (`tensorbook kernel prepare`, the Jupyter tests' first kernel's five minutes otherwise)
-# builds beside the cargo tests and the release build. Each one's log is shown when the run
+# builds beside the cargo tests. Each one's log is shown when the run
 # waits for it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -68,9 +67,7 @@ else
     gpu_skipped=$(sed -n 's/^test result: .* \([0-9][0-9]*\) ignored.*/\1/p' target/cuda-device-tests.log | tail -1)
     echo "skipped: ${gpu_skipped:-?} GPU tests (runtime/tests/cuda_device.rs), no GPU here: $cuda_state"
 fi
-echo "== hostile inputs in the release profile (integer overflow wraps there instead of panicking)"
-cargo test --release --locked -p tensorbook --test hostile
-echo "== the GPU check bundle (release, stripped, under 64 MiB; tests/test_gpu_check.py runs it)"
+echo "== the GPU check bundle (the dev test binaries above, stripped, under 64 MiB; tests/test_gpu_check.py runs it)"
 bash install/gpu-bundle.sh target/gpu-bundle
 echo "== the vendored evcxr's unit tests (our patches' included)"
 cargo test -p evcxr --lib --locked

@@ -396,7 +396,17 @@ fn prepare() -> Result<(), String> {
             );
             Ok(())
         }
-        Err(failure) => Err(format!("a session could not start: {failure:?}")),
+        Err(failure) => {
+            // Worded as a notebook would show the same failure, traceback included: a build
+            // error's rustc report is what a person needs to act on.
+            let shown = protocol::failure::jupyter_error(&failure);
+            Err(format!(
+                "a session could not run its first cell: {}: {}\n{}",
+                shown.ename,
+                shown.evalue,
+                shown.traceback.join("\n")
+            ))
+        }
     }
 }
 

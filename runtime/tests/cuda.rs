@@ -38,8 +38,8 @@ fn project_nvrtc(major: u32) -> Nvrtc {
 }
 
 /// The targets every kernel is built for: machine code for the H100/H200 the GPU checks run on
-/// (what the backend loads there), and PTX for the oldest architecture both NVRTCs support,
-/// which an older GPU's driver compiles. Machine code for sm_80 as well was a third full
+/// (what the backend loads there), and PTX for the A100's architecture, which the driver of an
+/// A100 or any newer GPU compiles. Machine code for sm_80 as well was a third full
 /// compile of every kernel per NVRTC (about 40 s of the test command on two cores) for what
 /// the compute_80 PTX already checks: NVVM rejects what sm_80 lacks.
 fn targets() -> [Target; 2] {
