@@ -4,31 +4,25 @@
 # gpu_check.rs), torch's reference script and run.sh, which runs it all on a machine with a GPU
 # and no Rust toolchain and writes one report folder (docs/gpu-check.md).
 #
-# Usage: bash install/gpu-bundle.sh [--release] [DIR]   (default: target/gpu-bundle; must stay
-# under 64 MiB)
+# Usage: bash install/gpu-bundle.sh [DIR]   (default: target/gpu-bundle; must stay under 64 MiB)
 #
-# By default the binaries are the dev profile's, the very ones `cargo test --workspace` built
-# and ran (the runtime at opt-level 2, overflow checks on): install/test.sh packs them without
-# building anything, where a release build of its own cost the test command five minutes on two
-# cores. `--release` builds the release profile instead, for host rows in `figures.txt` that
-# match a release-built kernel's (the cuda rows are the GPU's either way).
+# The binaries are the dev profile's, the very ones `cargo test --workspace` built and ran (the
+# runtime at opt-level 2, the `gemm` crate at 3, overflow checks on): install/test.sh packs them
+# without building anything, where a release build of their own cost the test command five
+# minutes on two cores. The cuda rows in `figures.txt` are the GPU's whichever profile drives it;
+# its host rows are a dev build's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-profile=(--workspace)
-if [ "${1:-}" = --release ]; then
-    # `-p tensorbook` alone: in release nothing else is built, so no feature set is shared.
-    profile=(--release -p tensorbook)
-    shift
-fi
 dir=${1:-target/gpu-bundle}
 limit=$((64 * 1024 * 1024))
 
 suites=$(awk 'NF { print $1 }' install/gpu-check/suites.txt)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-# The same command line as install/test.sh's build (dev), so cargo finds everything fresh; the
+# The same command line as install/test.sh's build, so cargo finds everything fresh (`-p
+# tensorbook` alone would resolve other features for shared dependencies and rebuild them); the
 # JSON messages name each executable.
-cargo test "${profile[@]}" --locked --no-run --message-format=json > "$log"
+cargo test --workspace --locked --no-run --message-format=json > "$log"
 # Each suite's test binary and the gpu_check example, as `name<TAB>path`.
 executables=$(python3 -c '
 import json, sys
