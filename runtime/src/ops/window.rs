@@ -1,8 +1,9 @@
 //! Window reductions (Nx's `window_sum`, `window_mean`, `window_max`, `window_min`,
-//! `window_product`: pooling) and the scatter of a max- or min-pool's gradient
-//! (`window_scatter_max`, `window_scatter_min`). Each is composed, as the gradient and every
-//! backend then come free: the tensor is padded with the reduction's identity, and every tap
-//! of the window is one strided slice of it, combined elementwise (fused inside `jit`).
+//! `window_product`: pooling; `window_reduce`, the reduction a closure) and the scatter of a
+//! max- or min-pool's gradient (`window_scatter_max`, `window_scatter_min`). Each is composed,
+//! as the gradient and every backend then come free: the tensor is padded with the reduction's
+//! identity, and every tap of the window is one strided slice of it, combined elementwise
+//! (fused inside `jit`).
 
 use crate::create::on;
 use crate::error::{Error, Result};
@@ -203,6 +204,58 @@ impl Tensor {
             (&highest).into(),
             BinaryOp::Min,
         )
+    }
+
+    /// `fun` folded over each window, starting from `acc`, as `Nx.window_reduce(t, acc,
+    /// window, opts, fun)`: a window's result is `fun(x_n, ... fun(x_2, fun(x_1, acc)))` over
+    /// its entries in row-major order, the padding filled with `acc`, in this tensor's dtype.
+    /// `fun` gets every window's k-th entry at once (a tensor of the result's shape) and the
+    /// accumulator so far, and must combine them entry by entry:
+    /// `t.window_reduce(i32::MIN, &[2, 2], Window::new(), |x, acc| x.max(acc))`.
+    /// Composed of taps like the other window ops, so it runs on every device, inside `jit`,
+    /// and is differentiable where `fun` is.
+    pub fn window_reduce<'a, F>(
+        &self,
+        acc: impl Into<Operand<'a>>,
+        window: &[usize],
+        options: Window,
+        mut fun: F,
+    ) -> Result<Tensor>
+    where
+        F: FnMut(&Tensor, &Tensor) -> Result<Tensor>,
+    {
+        const OP: &str = "window_reduce";
+        let layout = Layout::new(OP, self, window, &options)?;
+        let acc = acc.into();
+        let dtype = super::merge_number(self.dtype(), acc)?;
+        let init = self.literal(acc, dtype)?;
+        if init.rank() != 0 {
+            return Err(Error::InvalidArgument {
+                op: OP,
+                message: format!(
+                    "the initial value must be a number or a scalar tensor, got {}",
+                    init.signature()
+                ),
+            });
+        }
+        let padded = self.pad(&init, &layout.pad_config())?;
+        let mut folded = init.broadcast(&layout.output)?;
+        for k in layout.taps() {
+            let tap = layout.tap(&padded, &k)?;
+            folded = fun(&tap, &folded)?;
+            if folded.shape() != layout.output.as_slice() {
+                return Err(Error::InvalidArgument {
+                    op: OP,
+                    message: format!(
+                        "the reduction must combine its two arguments entry by entry: given \
+                         two tensors of shape {:?} it returned {}",
+                        layout.output,
+                        folded.signature()
+                    ),
+                });
+            }
+        }
+        folded.as_type(self.dtype()).map(|t| t.named_like(self))
     }
 
     /// `init` plus, at the maximum of each window of this tensor (the first, where several
