@@ -190,6 +190,108 @@ pub fn normal_split(
         .add(&place.full(mean, dtype, &[])?)
 }
 
+/// How [`multivariate_normal`] factors the covariance `C` into `A` with `A·Aᵀ = C` (Nx's
+/// `:method`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Decomposition {
+    /// `A` the lower Cholesky factor (Nx's default); `C` must be positive definite.
+    #[default]
+    Cholesky,
+    /// `A = U·√S` from the SVD; for a singular (semi-definite) `C`.
+    Svd,
+    /// `A = V·√W` from the symmetric eigendecomposition; for a singular `C`.
+    Eigh,
+}
+
+/// Samples of a multivariate normal distribution with `mean` (`[d]`) and `covariance`
+/// (`[d, d]`, positive semi-definite), of shape `[..batch, d]`
+/// (`Nx.Random.multivariate_normal/4`), with the key to use next. The dtype is `mean`'s and
+/// `covariance`'s merged, integers giving f32: cast `mean` to choose another
+/// (`mean.as_type(DType::F16)`). `mean + z·Aᵀ` for standard normal `z`, so the numbers are Nx's.
+pub fn multivariate_normal(
+    key: &Tensor,
+    mean: &Tensor,
+    covariance: &Tensor,
+    batch: &[usize],
+    method: Decomposition,
+) -> Result<(Tensor, Tensor)> {
+    let (next, draw) = halves(key)?;
+    Ok((
+        multivariate_normal_split(&draw, mean, covariance, batch, method)?,
+        next,
+    ))
+}
+
+/// [`multivariate_normal`] from a key already split.
+pub fn multivariate_normal_split(
+    key: &Tensor,
+    mean: &Tensor,
+    covariance: &Tensor,
+    batch: &[usize],
+    method: Decomposition,
+) -> Result<Tensor> {
+    const OP: &str = "random::multivariate_normal";
+    check_key(OP, key)?;
+    let invalid = |message: String| Error::InvalidArgument { op: OP, message };
+    let dtype = mean.dtype().promote(covariance.dtype()).to_float();
+    if !dtype.is_real_float() {
+        return Err(Error::UnsupportedDType { op: OP, dtype });
+    }
+    if mean.rank() != 1 {
+        return Err(invalid(format!(
+            "expected mean to have rank 1, got tensor with rank {}",
+            mean.rank()
+        )));
+    }
+    if covariance.rank() != 2 {
+        return Err(invalid(format!(
+            "expected covariance to have rank 2, got tensor with rank {}",
+            covariance.rank()
+        )));
+    }
+    let (d, rows, columns) = (
+        mean.shape()[0],
+        covariance.shape()[0],
+        covariance.shape()[1],
+    );
+    if rows != columns {
+        return Err(invalid(format!(
+            "expected covariance to be a square matrix, got tensor with shape {:?}",
+            covariance.shape()
+        )));
+    }
+    if rows != d {
+        return Err(invalid(format!(
+            "expected mean and covariance to have the same dimensions, got {d} and {rows}"
+        )));
+    }
+    // The factorisations compute in f32 or f64: a 16-bit request factors in f32, then rounds.
+    let factored = if dtype.is_half() { DType::F32 } else { dtype };
+    let c = covariance.as_type(factored)?;
+    let a = match method {
+        Decomposition::Cholesky => c.cholesky()?,
+        Decomposition::Svd => {
+            let (u, s, _) = c.svd()?;
+            u.multiply(&s.sqrt()?)?
+        }
+        Decomposition::Eigh => {
+            let (w, v) = c.eigh()?;
+            // A singular covariance's zero eigenvalues come out of the factorisation as ±1e-16
+            // or so: negative ones would be NaN under the root (Nx and JAX give NaN samples).
+            v.multiply(&w.max(0.0)?.sqrt()?)?
+        }
+    }
+    .as_type(dtype)?;
+    let mut shape = batch.to_vec();
+    shape.push(d);
+    let samples = numel(batch);
+    let z = normal_split(key, 0.0, 1.0, &shape, dtype)?.reshape(&[samples, d])?;
+    mean.as_type(dtype)?
+        .add(&z.dot(&a.transpose(..)?)?)?
+        .reshape(&shape)?
+        .stop_grad()
+}
+
 /// Uniform integers in `[min, max)` of `shape` and integer `dtype` (`Nx.Random.randint/4`),
 /// with the key to use next.
 pub fn randint(

@@ -469,3 +469,198 @@ fn bad_keys_and_ranges_are_errors() {
     let (same, _) = random::shuffle(&key, &empty, 0, false).unwrap();
     assert_eq!(same.shape(), &[0, 2]);
 }
+
+/// `Nx.Random.multivariate_normal`'s documented examples (Cholesky, the default), on every
+/// device and compiled; to a unit or two in the last place, as `normal` (whose erf⁻¹ is not
+/// XLA's polynomial).
+#[test]
+fn multivariate_normal_matches_nx_examples() {
+    use random::Decomposition::Cholesky;
+    let close = |got: &[f64], expected: &[f64], tol: f64, what: &str| {
+        assert_eq!(got.len(), expected.len(), "{what}");
+        for (g, e) in got.iter().zip(expected) {
+            assert!(
+                (g - e).abs() <= tol * e.abs().max(1.0),
+                "{what}: {got:?} against {expected:?}"
+            );
+        }
+    };
+    for d in devices() {
+        let place = on(d);
+        let key = key_on(d, 12);
+        let (x, next) = random::multivariate_normal(
+            &key,
+            &place.from_vec(vec![0], &[1]).unwrap(),
+            &place.from_vec(vec![1], &[1, 1]).unwrap(),
+            &[],
+            Cholesky,
+        )
+        .unwrap();
+        assert_eq!((x.dtype(), x.shape()), (DType::F32, &[1usize][..]));
+        close(
+            &x.to_f64_vec().unwrap(),
+            &[0.73592794],
+            1e-6,
+            &format!("1-d on {d}"),
+        );
+        assert_eq!(next.shape(), &[2]);
+
+        let mean = place.from_vec(vec![0, 0], &[2]).unwrap();
+        let identity = place.from_vec(vec![1, 0, 0, 1], &[2, 2]).unwrap();
+        let (x, _) = random::multivariate_normal(&key, &mean, &identity, &[], Cholesky).unwrap();
+        close(
+            &x.to_f64_vec().unwrap(),
+            &[-1.3425945, -0.4081206],
+            1e-6,
+            &format!("2-d on {d}"),
+        );
+
+        let (x, _) = random::multivariate_normal(
+            &key,
+            &place
+                .from_vec(vec![0], &[1])
+                .unwrap()
+                .as_type(DType::F16)
+                .unwrap(),
+            &place.from_vec(vec![1], &[1, 1]).unwrap(),
+            &[3, 2],
+            Cholesky,
+        )
+        .unwrap();
+        assert_eq!((x.dtype(), x.shape()), (DType::F16, &[3usize, 2, 1][..]));
+        close(
+            &x.to_f64_vec().unwrap(),
+            &[0.327, 0.2177, 0.3167, 0.11096, 0.5396, -0.8857],
+            2e-3,
+            &format!("f16 on {d}"),
+        );
+
+        let (m, c) = (mean.clone(), identity.clone());
+        let batched =
+            move |key: &Tensor| random::multivariate_normal(key, &m, &c, &[3, 2], Cholesky);
+        let (x, _) = batched(&key).unwrap();
+        assert_eq!(x.shape(), &[3, 2, 2]);
+        let expected = [
+            0.989145,
+            1.0795186,
+            -0.9467806,
+            1.4781388,
+            2.2095864,
+            -1.5294564,
+            -0.79339206,
+            1.1211957,
+            0.10976296,
+            -0.9959557,
+            0.4754556,
+            1.1413804,
+        ];
+        close(
+            &x.to_f64_vec().unwrap(),
+            &expected,
+            1e-6,
+            &format!("batched on {d}"),
+        );
+        let compiled = jit(batched.clone()).call(&key).unwrap();
+        close(
+            &compiled.0.to_f64_vec().unwrap(),
+            &expected,
+            1e-6,
+            &format!("compiled on {d}"),
+        );
+    }
+}
+
+/// Every method gives samples of the covariance asked for (a singular one too, for the SVD and
+/// eigh), and bad shapes are Nx's errors.
+#[test]
+fn multivariate_normal_methods_and_errors() {
+    use random::Decomposition;
+    let place = on(Device::host(0));
+    let mean = place.from_slice(&[1.0f64, -2.0, 0.5], &[3]).unwrap();
+    let definite = place
+        .from_slice(&[2.0f64, 0.6, -0.4, 0.6, 1.0, 0.3, -0.4, 0.3, 0.5], &[3, 3])
+        .unwrap();
+    // Rank 2: the third coordinate is the sum of the first two.
+    let singular = place
+        .from_slice(&[1.0f64, 0.5, 1.5, 0.5, 2.0, 2.5, 1.5, 2.5, 4.0], &[3, 3])
+        .unwrap();
+    let n = 40_000;
+    for (covariance, methods) in [
+        (
+            &definite,
+            &[
+                Decomposition::Cholesky,
+                Decomposition::Svd,
+                Decomposition::Eigh,
+            ][..],
+        ),
+        (&singular, &[Decomposition::Svd, Decomposition::Eigh][..]),
+    ] {
+        let c = covariance.to_vec::<f64>().unwrap();
+        for &method in methods {
+            let x = random::multivariate_normal_split(
+                &key_on(Device::host(0), 5),
+                &mean,
+                covariance,
+                &[n],
+                method,
+            )
+            .unwrap();
+            assert_eq!(x.shape(), &[n, 3]);
+            let centred = x.subtract(&x.mean_keep([0]).unwrap()).unwrap();
+            let empirical = centred
+                .transpose(..)
+                .unwrap()
+                .dot(&centred)
+                .unwrap()
+                .divide(n as f64)
+                .unwrap()
+                .to_vec::<f64>()
+                .unwrap();
+            let means = x.mean([0]).unwrap().to_vec::<f64>().unwrap();
+            for (i, (m, e)) in means.iter().zip([1.0, -2.0, 0.5]).enumerate() {
+                assert!((m - e).abs() < 0.05, "{method:?}: mean {i} {m} against {e}");
+            }
+            for (i, (g, e)) in empirical.iter().zip(&c).enumerate() {
+                assert!(
+                    (g - e).abs() < 0.06,
+                    "{method:?}: covariance {i} {g} against {e}"
+                );
+            }
+        }
+    }
+
+    let key = key_on(Device::BINARY, 1);
+    let b = on(Device::BINARY);
+    let vector = b.from_slice(&[0.0f32, 0.0], &[2]).unwrap();
+    let square = b.from_slice(&[1.0f32, 0.0, 0.0, 1.0], &[2, 2]).unwrap();
+    let cases = [
+        (
+            square.clone(),
+            square.clone(),
+            "expected mean to have rank 1, got tensor with rank 2",
+        ),
+        (
+            vector.clone(),
+            vector.clone(),
+            "expected covariance to have rank 2, got tensor with rank 1",
+        ),
+        (
+            vector.clone(),
+            b.zeros(DType::F32, &[2, 3]).unwrap(),
+            "expected covariance to be a square matrix, got tensor with shape [2, 3]",
+        ),
+        (
+            b.zeros(DType::F32, &[3]).unwrap(),
+            square.clone(),
+            "expected mean and covariance to have the same dimensions, got 3 and 2",
+        ),
+    ];
+    for (mean, covariance, message) in cases {
+        let err =
+            random::multivariate_normal(&key, &mean, &covariance, &[], Decomposition::Cholesky)
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains(message), "{err}");
+    }
+}
