@@ -121,7 +121,7 @@ pub use parallel::Partitions;
 pub use serving::Serving;
 pub use session::{
     default_device, resolve_compiled_device, resolve_device, set_default_client,
-    set_default_device, ClientSpec,
+    set_default_device, with_default_device, ClientSpec,
 };
 pub use settings::{
     set_host_device_count, set_host_memory_limit, set_shared_host_memory, set_sim_device_count,

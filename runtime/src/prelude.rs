@@ -30,7 +30,9 @@ pub use crate::ops::window::Window;
 pub use crate::ops::Leftover;
 pub use crate::random;
 pub use crate::serving::Serving;
-pub use crate::session::{default_device, set_default_client, set_default_device};
+pub use crate::session::{
+    default_device, set_default_client, set_default_device, with_default_device,
+};
 pub use crate::settings::set_sim_device_count;
 pub use crate::tensor;
 pub use crate::tensor::Tensor;

@@ -106,8 +106,16 @@ fn first_available(clients: &[Client]) -> Result<Device> {
     })
 }
 
+thread_local! {
+    /// The default inside [`with_default_device`] on this thread, over the session's.
+    static SCOPED: std::cell::Cell<Option<Device>> = const { std::cell::Cell::new(None) };
+}
+
 /// Where new work goes when neither an argument nor an operand says otherwise.
 pub fn default_device() -> Device {
+    if let Some(d) = SCOPED.with(|s| s.get()) {
+        return d;
+    }
     if let Some(d) = session_file::read() {
         return d;
     }
@@ -124,6 +132,29 @@ pub fn set_default_device(device: Device) -> Result<Device> {
     *DEFAULT.write().unwrap_or_else(|e| e.into_inner()) = Some(device);
     session_file::write(device);
     Ok(device)
+}
+
+/// Runs `f` with `device` as the default on this thread, then puts the previous default back
+/// (also when `f` panics), as `Nx.with_default_backend(backend, fun)`: the session default,
+/// which other threads and a restarted evaluation process see, is untouched. Calls nest.
+/// A device this machine cannot use is an error and `f` does not run.
+///
+/// ```
+/// use tensorbook::{with_default_device, Device, DType, Tensor};
+/// let t = with_default_device(Device::BINARY, || Tensor::iota(DType::S32, &[3], None))??;
+/// assert_eq!(t.device(), Device::BINARY);
+/// # Ok::<(), tensorbook::Error>(())
+/// ```
+pub fn with_default_device<R>(device: Device, f: impl FnOnce() -> R) -> Result<R> {
+    check_device(device)?;
+    struct Restore(Option<Device>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SCOPED.with(|s| s.set(self.0));
+        }
+    }
+    let _restore = Restore(SCOPED.with(|s| s.replace(Some(device))));
+    Ok(f())
 }
 
 /// Makes the first available client of `clients` the session default (its default device) and

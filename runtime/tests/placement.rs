@@ -228,3 +228,46 @@ fn random_values_are_the_same_on_every_backend() {
         first.to_vec::<f32>().unwrap()
     );
 }
+
+/// `Nx.with_default_backend`: a default for one closure on this thread, restored after it
+/// (after a panic too), nested, and not seen by other threads.
+#[test]
+fn a_scoped_default_holds_for_its_closure_only() {
+    let _g = two_host_devices();
+    let inside = tensorbook::with_default_device(Device::BINARY, || {
+        let outer = Tensor::iota(DType::S32, &[3], None).unwrap();
+        let nested = tensorbook::with_default_device(Device::host(1), || {
+            Tensor::zeros(DType::F32, &[2]).unwrap()
+        })
+        .unwrap();
+        let elsewhere = std::thread::spawn(default_device).join().unwrap();
+        (outer, nested, default_device(), elsewhere)
+    })
+    .unwrap();
+    assert_eq!(inside.0.device(), Device::BINARY);
+    assert_eq!(inside.0.to_vec::<i32>().unwrap(), [0, 1, 2]);
+    assert_eq!(inside.1.device(), Device::host(1));
+    assert_eq!(
+        inside.2,
+        Device::BINARY,
+        "the outer scope after the nested one"
+    );
+    assert_eq!(
+        inside.3,
+        Device::host(0),
+        "another thread sees the session default"
+    );
+    assert_eq!(default_device(), Device::host(0));
+
+    let panicked = std::panic::catch_unwind(|| {
+        tensorbook::with_default_device(Device::host(1), || panic!("inside")).unwrap()
+    });
+    assert!(panicked.is_err());
+    assert_eq!(default_device(), Device::host(0), "restored after a panic");
+
+    let err = tensorbook::with_default_device(Device::host(7), || unreachable!())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("host:7"), "{err}");
+    assert_eq!(default_device(), Device::host(0));
+}
