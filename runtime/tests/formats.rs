@@ -359,3 +359,108 @@ fn randomly_damaged_files_never_panic() {
         );
     }
 }
+
+/// `Nx.serialize`/`Nx.deserialize`: every dtype (bf16 and c128 too, which .npz and
+/// .safetensors each lack) with its axis names, on every device; Nx's documented examples;
+/// bytes that are not serialized tensors, damaged ones included, as errors.
+#[test]
+fn serialized_tensors_round_trip_with_their_names() {
+    use tensorbook::data::serialize;
+    use tensorbook::{Complex32, Complex64};
+    common::enable_sim();
+    let h = host();
+    let mut tensors = every_dtype();
+    tensors.push((
+        "bf16".into(),
+        h.from_vec(vec![f64::INFINITY, -3.0, 1e-40], &[3])
+            .unwrap()
+            .as_type(DType::BF16)
+            .unwrap(),
+    ));
+    tensors.push((
+        "c64".into(),
+        h.from_vec(
+            vec![Complex32::new(1.0, -2.0), Complex32::new(f32::NAN, 0.5)],
+            &[2, 1],
+        )
+        .unwrap(),
+    ));
+    tensors.push((
+        "c128".into(),
+        h.from_vec(
+            vec![
+                Complex64::new(0.1, 1e300),
+                Complex64::new(-0.0, f64::NEG_INFINITY),
+            ],
+            &[1, 2],
+        )
+        .unwrap()
+        .rename(vec!["row", "column"])
+        .unwrap(),
+    ));
+    tensors.push((
+        "named".into(),
+        h.iota(DType::S32, &[2, 3], None)
+            .unwrap()
+            .rename(&[Some("batch"), None][..])
+            .unwrap(),
+    ));
+    for (name, t) in &tensors {
+        let back = Tensor::deserialize(&t.serialize().unwrap()).unwrap();
+        same(t, &back, name);
+        assert_eq!(t.names(), back.names(), "{name}");
+    }
+    let pairs: Vec<(&str, &Tensor)> = tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
+    let bytes = serialize::all(pairs).unwrap();
+    for d in tensorbook::devices() {
+        let back = on(d).deserialize_all(&bytes).unwrap();
+        assert_eq!(back.len(), tensors.len());
+        for (name, t) in &tensors {
+            assert_eq!(back[name].device(), d, "{name}");
+            same(t, &back[name], &format!("{name} on {d}"));
+            assert_eq!(t.names(), back[name].names(), "{name} on {d}");
+        }
+    }
+
+    // Nx's examples: a tensor, and a container of two.
+    let a = h.from_vec(vec![1, 2, 3], &[3]).unwrap();
+    let b = h.from_vec(vec![4, 5, 6], &[3]).unwrap();
+    let back = Tensor::deserialize(&a.serialize().unwrap()).unwrap();
+    assert_eq!(
+        (back.dtype(), back.to_vec::<i32>().unwrap()),
+        (DType::S32, vec![1, 2, 3])
+    );
+    let both = serialize::read_all(&serialize::all([("a", &a), ("b", &b)]).unwrap()).unwrap();
+    assert_eq!(both["b"].to_vec::<i32>().unwrap(), [4, 5, 6]);
+
+    let error = |bytes: &[u8]| Tensor::deserialize(bytes).unwrap_err().to_string();
+    let several = error(&bytes);
+    assert!(several.contains("several tensors"), "{several}");
+    let other = ::safetensors::serialize(
+        [(
+            "w",
+            ::safetensors::tensor::TensorView::new(::safetensors::Dtype::F32, vec![1], &[0; 4])
+                .unwrap(),
+        )],
+        None,
+    )
+    .unwrap();
+    let foreign = error(&other);
+    assert!(foreign.contains("not written by `serialize`"), "{foreign}");
+    let lone = a.serialize().unwrap();
+    for cut in [0, 7, lone.len() / 2, lone.len() - 1] {
+        let truncated = error(&lone[..cut]);
+        assert!(truncated.contains("<serialized tensors>"), "{truncated}");
+    }
+    let mut state = 0x9E3779B97F4A7C15u64;
+    for _ in 0..400 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let mut damaged = bytes.clone();
+        let at = (state as usize) % damaged.len();
+        damaged[at] = (state >> 32) as u8;
+        // Ok (damage in the data reads as other values) or an error; never a panic.
+        let _ = serialize::read_all(&damaged);
+    }
+}

@@ -1,5 +1,5 @@
 //! Data files into tensors: IDX (the MNIST format, gzipped or not), NumPy `.npy` and `.npz`,
-//! Hugging Face's `.safetensors`, and the MNIST digits the set-up fetches from a package
+//! Hugging Face's `.safetensors`, tensors as bytes ([`serialize`]), and the MNIST digits the set-up fetches from a package
 //! registry ([`mnist`]).
 //!
 //! Every reader places its tensor through a [`Factory`](crate::Factory), so loading honours
@@ -12,6 +12,7 @@ pub mod mnist;
 pub mod npy;
 pub mod npz;
 pub mod safetensors;
+pub mod serialize;
 
 use std::fs::File;
 use std::io::{BufReader, Read};

@@ -17,7 +17,7 @@
 //! # Ok::<(), tensorbook::Error>(())
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use ::safetensors::tensor::{Dtype, TensorView};
@@ -81,30 +81,42 @@ impl Factory {
     pub fn read_safetensors(&self, path: impl AsRef<Path>) -> Result<BTreeMap<String, Tensor>> {
         let path = path.as_ref();
         let file = MappedFile::open(path)?;
-        let parsed = SafeTensors::deserialize(file.bytes()).map_err(|e| format_error(path, e))?;
-        let mut out = BTreeMap::new();
-        for (name, view) in parsed.tensors() {
-            let dtype = dtype_of(view.dtype()).ok_or_else(|| {
-                format_error(
-                    path,
-                    format!(
-                        "tensor `{name}` is {:?}, which tensorbook has no dtype for",
-                        view.dtype()
-                    ),
-                )
-            })?;
-            let shape = view.shape().to_vec();
-            let data = view.data();
-            drop(crate::allocate::try_reserve::<u8>(data.len(), &shape)?);
-            let tensor = with_dtype!(dtype, T => self.from_vec(
-                decode(data, false, T::from_le_bytes, T::from_be_bytes),
-                &shape,
-            ))
-            .map_err(|e| format_error(path, format!("tensor `{name}`: {e}")))?;
-            out.insert(name, tensor);
-        }
-        Ok(out)
+        Ok(decode_all(self, file.bytes(), path)?.0)
     }
+}
+
+/// The tensors of safetensors `bytes` (a file's, or [`crate::data::serialize`]'s) on
+/// `place`'s device, with the header's metadata; errors name `path`.
+pub(super) fn decode_all(
+    place: &Factory,
+    bytes: &[u8],
+    path: &Path,
+) -> Result<(BTreeMap<String, Tensor>, HashMap<String, String>)> {
+    let parsed = SafeTensors::deserialize(bytes).map_err(|e| format_error(path, e))?;
+    let (_, header) = SafeTensors::read_metadata(bytes).map_err(|e| format_error(path, e))?;
+    let metadata = header.metadata().clone().unwrap_or_default();
+    let mut out = BTreeMap::new();
+    for (name, view) in parsed.tensors() {
+        let dtype = dtype_of(view.dtype()).ok_or_else(|| {
+            format_error(
+                path,
+                format!(
+                    "tensor `{name}` is {:?}, which tensorbook has no dtype for",
+                    view.dtype()
+                ),
+            )
+        })?;
+        let shape = view.shape().to_vec();
+        let data = view.data();
+        drop(crate::allocate::try_reserve::<u8>(data.len(), &shape)?);
+        let tensor = with_dtype!(dtype, T => place.from_vec(
+            decode(data, false, T::from_le_bytes, T::from_be_bytes),
+            &shape,
+        ))
+        .map_err(|e| format_error(path, format!("tensor `{name}`: {e}")))?;
+        out.insert(name, tensor);
+    }
+    Ok((out, metadata))
 }
 
 /// Every tensor of a `.safetensors` file, on the session default device (see
@@ -120,6 +132,16 @@ pub fn write<'a>(
     path: impl AsRef<Path>,
 ) -> Result<()> {
     let path = path.as_ref();
+    let bytes = encode_all(tensors, None, path)?;
+    std::fs::write(path, bytes).map_err(|e| io_error(path, e))
+}
+
+/// Named tensors and header `metadata` as safetensors bytes; errors name `path`.
+pub(super) fn encode_all<'a>(
+    tensors: impl IntoIterator<Item = (&'a str, &'a Tensor)>,
+    metadata: Option<HashMap<String, String>>,
+    path: &Path,
+) -> Result<Vec<u8>> {
     let mut named: Vec<(&str, Vec<u8>, &Tensor)> = Vec::new();
     for (name, t) in tensors {
         if named.iter().any(|(n, _, _)| *n == name) {
@@ -148,6 +170,5 @@ pub fn write<'a>(
                 .map_err(|e| format_error(path, format!("tensor `{name}`: {e}")))
         })
         .collect::<Result<Vec<_>>>()?;
-    let bytes = ::safetensors::serialize(views, None).map_err(|e| format_error(path, e))?;
-    std::fs::write(path, bytes).map_err(|e| io_error(path, e))
+    ::safetensors::serialize(views, metadata).map_err(|e| format_error(path, e))
 }
