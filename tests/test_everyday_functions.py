@@ -1,6 +1,7 @@
 """Nx's everyday functions as a user writes them in a cell of a real kernel: a `tensor!`
 literal, select, clip, padding, reversal, bitwise ops and linspace, each printed and read back,
-and an Nx error (a bitwise op on floats) reported as the cell's error with Nx's words."""
+an Nx error (a bitwise op on floats) reported as the cell's error with Nx's words, and
+window_reduce with a closure, multivariate_normal, serialize and a scoped default device."""
 from conftest import error_of, run_cell, stdout_of
 
 
@@ -69,3 +70,25 @@ def test_a_cell_sorts_indexes_and_uses_operators(kernel):
         "[0, 2, 0, 1]",
         "[2.5, -3.5, 6.5] [-1.5, 4.5, -5.5]",
     ], out
+
+
+def test_a_cell_uses_window_reduce_random_draws_serialization_and_a_scoped_default(kernel):
+    _, kc = kernel
+    out = ok_stdout(
+        kc,
+        "let t = tensor![[1, 2, 3], [4, 5, 6], [7, 8, 9]]?;\n"
+        'let pooled = t.window_reduce(i32::MIN, &[2, 2], Window::new().padding(Padding::Same), |x, acc| x.max(acc))?;\n'
+        'println!("{:?}", pooled.to_vec::<i32>()?);\n'
+        "let key = random::key(12)?;\n"
+        "let (x, _next) = random::multivariate_normal(&key, &tensor![0, 0]?, &tensor![[1, 0], [0, 1]]?, &[], random::Decomposition::Cholesky)?;\n"
+        'println!("{:?}", x.shape());\n'
+        "let back = Tensor::deserialize(&t.rename(vec![\"row\", \"col\"])?.serialize()?)?;\n"
+        'println!("{:?} {:?}", back.to_vec::<i32>()?, back.names());\n'
+        "let placed = with_default_device(Device::BINARY, || Tensor::iota(DType::F32, &[2], None))??;\n"
+        'println!("{}", placed.device());',
+    )
+    lines = out.splitlines()
+    assert lines[0] == "[5, 6, 6, 8, 9, 9, 8, 9, 9]", out
+    assert lines[1] == "[2]", out
+    assert lines[2].startswith("[1, 2, 3, 4, 5, 6, 7, 8, 9]") and '"row"' in lines[2] and '"col"' in lines[2], out
+    assert lines[3] == "binary", out
