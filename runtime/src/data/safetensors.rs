@@ -81,32 +81,49 @@ impl Factory {
     pub fn read_safetensors(&self, path: impl AsRef<Path>) -> Result<BTreeMap<String, Tensor>> {
         let path = path.as_ref();
         let file = MappedFile::open(path)?;
-        Ok(decode_all(self, file.bytes(), path)?.0)
+        Ok(decode_all(self, file.bytes(), path, |_, _| false)?.0)
     }
 }
 
 /// The tensors of safetensors `bytes` (a file's, or [`crate::data::serialize`]'s) on
-/// `place`'s device, with the header's metadata; errors name `path`.
+/// `place`'s device, with the header's metadata; errors name `path`. A tensor for which
+/// `c128_pairs(metadata, name)` holds is f64 pairs along a last axis of 2, read as c128 (the
+/// same bytes), as [`encode_all`] writes c128 for it.
 pub(super) fn decode_all(
     place: &Factory,
     bytes: &[u8],
     path: &Path,
+    c128_pairs: impl Fn(&HashMap<String, String>, &str) -> bool,
 ) -> Result<(BTreeMap<String, Tensor>, HashMap<String, String>)> {
     let parsed = SafeTensors::deserialize(bytes).map_err(|e| format_error(path, e))?;
     let (_, header) = SafeTensors::read_metadata(bytes).map_err(|e| format_error(path, e))?;
     let metadata = header.metadata().clone().unwrap_or_default();
     let mut out = BTreeMap::new();
     for (name, view) in parsed.tensors() {
-        let dtype = dtype_of(view.dtype()).ok_or_else(|| {
-            format_error(
-                path,
-                format!(
-                    "tensor `{name}` is {:?}, which tensorbook has no dtype for",
-                    view.dtype()
-                ),
-            )
-        })?;
-        let shape = view.shape().to_vec();
+        let mut shape = view.shape().to_vec();
+        let dtype = if c128_pairs(&metadata, &name) {
+            if view.dtype() != Dtype::F64 || shape.pop() != Some(2) {
+                return Err(format_error(
+                    path,
+                    format!(
+                        "tensor `{name}` is marked c128 but is {:?}{:?}, not f64 pairs",
+                        view.dtype(),
+                        view.shape()
+                    ),
+                ));
+            }
+            DType::C128
+        } else {
+            dtype_of(view.dtype()).ok_or_else(|| {
+                format_error(
+                    path,
+                    format!(
+                        "tensor `{name}` is {:?}, which tensorbook has no dtype for",
+                        view.dtype()
+                    ),
+                )
+            })?
+        };
         let data = view.data();
         drop(crate::allocate::try_reserve::<u8>(data.len(), &shape)?);
         let tensor = with_dtype!(dtype, T => place.from_vec(
@@ -132,15 +149,18 @@ pub fn write<'a>(
     path: impl AsRef<Path>,
 ) -> Result<()> {
     let path = path.as_ref();
-    let bytes = encode_all(tensors, None, path)?;
+    let bytes = encode_all(tensors, None, path, false)?;
     std::fs::write(path, bytes).map_err(|e| io_error(path, e))
 }
 
-/// Named tensors and header `metadata` as safetensors bytes; errors name `path`.
+/// Named tensors and header `metadata` as safetensors bytes; errors name `path`. With
+/// `c128_pairs`, a c128 tensor is written as f64 pairs along a new last axis of 2 (the same
+/// bytes), which safetensors has a type for.
 pub(super) fn encode_all<'a>(
     tensors: impl IntoIterator<Item = (&'a str, &'a Tensor)>,
     metadata: Option<HashMap<String, String>>,
     path: &Path,
+    c128_pairs: bool,
 ) -> Result<Vec<u8>> {
     let mut named: Vec<(&str, Vec<u8>, &Tensor)> = Vec::new();
     for (name, t) in tensors {
@@ -155,6 +175,13 @@ pub(super) fn encode_all<'a>(
     let views = named
         .iter()
         .map(|(name, bytes, t)| {
+            if c128_pairs && t.dtype() == DType::C128 {
+                let mut pairs = t.shape().to_vec();
+                pairs.push(2);
+                return TensorView::new(Dtype::F64, pairs, bytes)
+                    .map(|v| (*name, v))
+                    .map_err(|e| format_error(path, format!("tensor `{name}`: {e}")));
+            }
             let dtype = safetensors_dtype(t.dtype()).ok_or_else(|| {
                 format_error(
                     path,

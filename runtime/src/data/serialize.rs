@@ -53,7 +53,7 @@ fn complex_key(name: &str) -> String {
 /// back. Names must differ.
 pub fn all<'a>(tensors: impl IntoIterator<Item = (&'a str, &'a Tensor)>) -> Result<Vec<u8>> {
     let mut metadata = HashMap::from([(FORMAT_KEY.to_string(), FORMAT_VERSION.to_string())]);
-    let mut stored: Vec<(&str, Tensor)> = Vec::new();
+    let mut stored: Vec<(&str, &Tensor)> = Vec::new();
     for (name, t) in tensors {
         if t.is_named() {
             let names: Vec<Option<String>> = t
@@ -64,24 +64,12 @@ pub fn all<'a>(tensors: impl IntoIterator<Item = (&'a str, &'a Tensor)>) -> Resu
             let json = serde_json::to_string(&names).map_err(bad)?;
             metadata.insert(names_key(name), json);
         }
-        let t = if t.dtype() == DType::C128 {
-            // The same bytes: a c128 entry is its real and imaginary f64s, in that order.
+        if t.dtype() == DType::C128 {
             metadata.insert(complex_key(name), "pairs".into());
-            let mut pairs = t.shape().to_vec();
-            pairs.push(2);
-            crate::create::on(t.device())
-                .from_binary(&t.to_bytes()?, DType::F64)?
-                .reshape(&pairs)?
-        } else {
-            t.clone()
-        };
+        }
         stored.push((name, t));
     }
-    encode_all(
-        stored.iter().map(|(name, t)| (*name, t)),
-        Some(metadata),
-        source(),
-    )
+    encode_all(stored, Some(metadata), source(), true)
 }
 
 /// The tensors of [`all`]'s bytes, by name, on the session default device.
@@ -93,7 +81,9 @@ impl Factory {
     /// The tensors of [`all`]'s bytes, by name, on this factory's device. Bytes that are not
     /// serialized tensors (truncated, a lying header, another safetensors buffer) are an error.
     pub fn deserialize_all(&self, bytes: &[u8]) -> Result<BTreeMap<String, Tensor>> {
-        let (stored, metadata) = decode_all(self, bytes, source())?;
+        let (stored, metadata) = decode_all(self, bytes, source(), |metadata, name| {
+            metadata.contains_key(&complex_key(name))
+        })?;
         if metadata.get(FORMAT_KEY).map(String::as_str) != Some(FORMAT_VERSION) {
             return Err(bad(format!(
                 "no `{FORMAT_KEY}: {FORMAT_VERSION}` in the header: these bytes were not written \
@@ -102,18 +92,6 @@ impl Factory {
         }
         let mut out = BTreeMap::new();
         for (name, t) in stored {
-            let t = if metadata.contains_key(&complex_key(&name)) {
-                if t.dtype() != DType::F64 || t.shape().last() != Some(&2) {
-                    return Err(bad(format!(
-                        "tensor `{name}` is marked c128 but is {}, not f64 pairs",
-                        t.signature()
-                    )));
-                }
-                self.from_binary(&t.to_bytes()?, DType::C128)?
-                    .reshape(&t.shape()[..t.rank() - 1])?
-            } else {
-                t
-            };
             let t = match metadata.get(&names_key(&name)) {
                 Some(json) => {
                     let names: Vec<Option<String>> = serde_json::from_str(json)
