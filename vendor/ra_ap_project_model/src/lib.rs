@@ -74,6 +74,10 @@ pub use crate::{
     manifest_path::ManifestPath,
     project_json::{ProjectJson, ProjectJsonData},
     sysroot::Sysroot,
+    // tensorbook patch 1: the sysroot's loaded workspace can be named, so that a caller that
+    // kept `cargo metadata`'s answer for the standard library can give it back to
+    // `Sysroot::set_workspace` without running cargo again.
+    sysroot::RustLibSrcWorkspace,
     workspace::{FileLoader, PackageRoot, ProjectWorkspace, ProjectWorkspaceKind},
 };
 pub use cargo_metadata::Metadata;
