@@ -154,3 +154,11 @@ def shell_replies(kc, msg_ids, timeout=TIMEOUT):
 def shell_reply(kc, msg_id, timeout=TIMEOUT):
     """The reply to msg_id (other replies on the way are dropped)."""
     return shell_replies(kc, [msg_id], timeout)[0]
+
+
+def standard_library_source():
+    """The toolchain's library source (rustup's rust-src, which install/rust-src.sh adds), or
+    None."""
+    sysroot = subprocess.run(["rustc", "--print", "sysroot"], capture_output=True, text=True).stdout.strip()
+    library = pathlib.Path(sysroot) / "lib" / "rustlib" / "src" / "rust" / "library"
+    return library if (library / "Cargo.toml").is_file() else None

@@ -11,7 +11,9 @@ import tempfile
 
 from jupyter_client.manager import start_new_kernel
 
-from conftest import BINARY, FIRST_CELL_TIMEOUT, ROOT, _prefix, run_cell, stdout_of
+from conftest import (
+    BINARY, FIRST_CELL_TIMEOUT, ROOT, _prefix, run_cell, standard_library_source, stdout_of,
+)
 
 
 def test_a_relocated_binary_installs_a_kernelspec_and_runs_cells():
@@ -79,7 +81,16 @@ def test_kernel_prepare_leaves_the_runtime_build_ready_and_nothing_else():
     stdout, stderr = prepare.communicate(timeout=FIRST_CELL_TIMEOUT)
     assert prepare.returncode == 0, stderr
     assert "is ready in" in stdout, stdout
-    assert any(d.name.startswith("template-") and d.is_dir() for d in evcxr.iterdir())
+    templates = [d for d in evcxr.iterdir() if d.name.startswith("template-") and d.is_dir()]
+    assert templates
+    if standard_library_source() is not None:
+        # rust-analyzer's project model, which sessions copied from the template load without
+        # the cargo and rustc processes of a load (vendored evcxr patch 29).
+        for template in templates:
+            model = json.loads((template / "evcxr-project-model.json").read_text())
+            assert (template / "Cargo.toml").read_text() == model["cargo_toml"]
+            assert any(p["name"] == "tensorbook" for p in model["metadata"]["packages"])
+            assert any(p["name"] == "core" for p in model["sysroot_metadata"]["packages"])
     left = [d.name for d in evcxr.iterdir() if d.name.startswith(f"session-{prepare.pid}-")]
     assert not left, f"prepare left its session directory behind: {left}"
     # The first cell of a new kernel starts from that build: no compiling of the runtime.

@@ -1,8 +1,6 @@
 """The kernel driven through jupyter_client and raw ZeroMQ: every request type, errors,
 signatures, replays and garbage frames, and tensorbook's session commands."""
 import json
-import pathlib
-import subprocess
 import time
 import uuid
 
@@ -10,7 +8,9 @@ import pytest
 import zmq
 from jupyter_client.manager import start_new_kernel
 
-from conftest import TIMEOUT, iopub_until_idle, run_cell, shell_replies, shell_reply, stdout_of
+from conftest import (
+    TIMEOUT, iopub_until_idle, run_cell, shell_replies, shell_reply, standard_library_source, stdout_of,
+)
 
 
 def test_kernel_info_is_answered_before_evcxr_is_ready():
@@ -133,14 +133,6 @@ def test_completion_and_inspection_use_code_points(kernel):
     assert reply["status"] == "ok"
     if reply["found"]:
         assert "u64" in reply["data"]["text/plain"]
-
-
-def standard_library_source():
-    """The toolchain's library source (rustup's rust-src, which install/rust-src.sh adds), or
-    None."""
-    sysroot = subprocess.run(["rustc", "--print", "sysroot"], capture_output=True, text=True).stdout.strip()
-    library = pathlib.Path(sysroot) / "lib" / "rustlib" / "src" / "rust" / "library"
-    return library if (library / "Cargo.toml").is_file() else None
 
 
 def test_completion_knows_the_standard_library_and_the_runtime(kernel):

@@ -9,7 +9,8 @@
 //!
 //! ```text
 //! evcxr/.cargo/config.toml     dependencies (the runtime too) always optimised
-//! evcxr/template-<key>/        a finished session directory, copied by new sessions
+//! evcxr/template-<key>/        a finished session directory, copied by new sessions, with
+//!                              rust-analyzer's project model of it (evcxr patch 29)
 //! evcxr/template-<key>.lock    held while one session builds the template
 //! evcxr/session-<pid>-<rand>/  one per running kernel, removed when it exits (or, if it was
 //!                              killed, by the next kernel: see `leftovers`)

@@ -227,7 +227,15 @@ pub(crate) fn run(
             })
             .map_err(|e| format!("evcxr could not start: {e}"))
     });
-    if let (Ok(_), Some(dir), Some(lock)) = (&started, &cache, claim) {
+    if let (Ok(ctx), Some(dir), Some(lock)) = (&started, &cache, claim) {
+        // Sessions copied from the template then load rust-analyzer's crate graph without the
+        // ~15 cargo and rustc processes of a load (vendored evcxr patch 29): their first Tab
+        // waits on that graph. A model that could not be saved only costs them the processes.
+        match ctx.save_project_model() {
+            Ok(Ok(())) => {}
+            Ok(Err(why)) => log_line(&format!("project model not saved in the template: {why}")),
+            Err(e) => log_line(&format!("project model not saved in the template: {e:#}")),
+        }
         if let Err(e) = dir.publish(lock) {
             log_line(&format!(
                 "could not publish the runtime build for later sessions: {e}"

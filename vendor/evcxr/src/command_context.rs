@@ -239,6 +239,11 @@ Panic detected. Here's some useful information if you're filing a bug report.
         self.eval_context.warm_analysis();
     }
 
+    /// tensorbook patch 29: see `EvalContext::save_project_model`.
+    pub fn save_project_model(&self) -> anyhow::Result<std::result::Result<(), String>> {
+        self.eval_context.save_project_model()
+    }
+
     /// tensorbook patch 23: see `EvalContext::set_analysis_dependencies`.
     pub fn set_analysis_dependencies(&mut self, package: &str, dependencies: &[&str]) {
         self.eval_context.set_analysis_dependencies(package, dependencies);

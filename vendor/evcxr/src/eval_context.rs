@@ -730,6 +730,14 @@ impl EvalContext {
         }
     }
 
+    /// tensorbook patch 29: saves rust-analyzer's project model of the session's crate (the
+    /// answers of the cargo and rustc processes a load asks) in its directory, so that a
+    /// session started from a copy of the directory loads its crate graph without them. Says
+    /// why where it saved nothing.
+    pub fn save_project_model(&self) -> Result<std::result::Result<(), String>> {
+        crate::rust_analyzer::save_project_model(self.committed_state.config.crate_dir())
+    }
+
     /// tensorbook patch 23: rust-analyzer loads only `dependencies` of the dependency `package`
     /// (package names), for a library whose public API names the types of no other of its
     /// dependencies; completion and hover then answer sooner in a fresh session.

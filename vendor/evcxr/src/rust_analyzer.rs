@@ -47,6 +47,24 @@ use std::path::Path;
 
 pub(crate) const EDITION: Edition = Edition::Edition2024;
 
+mod project_model_cache;
+
+/// tensorbook patch 29: saves the project model of the crate in `root` beside it, for copies
+/// of the directory to load; `Ok(Err(why))` where it is not saved.
+pub(crate) fn save_project_model(root: &Path) -> Result<std::result::Result<(), String>> {
+    let root = AbsPathBuf::try_from(root.to_str().context("crate directory is not UTF-8")?)
+        .map_err(|path| anyhow!("crate directory is not absolute: '{path:?}'"))?;
+    project_model_cache::save(&root)
+}
+
+/// How a session crate's workspace is loaded (with the standard library unless a test says not).
+fn cargo_config(with_sysroot: bool) -> CargoConfig {
+    CargoConfig {
+        sysroot: with_sysroot.then_some(RustLibSource::Discover),
+        ..CargoConfig::default()
+    }
+}
+
 pub(crate) struct RustAnalyzer {
     with_sysroot: bool,
     root_directory: AbsPathBuf,
@@ -559,17 +577,20 @@ impl RustAnalyzer {
     }
 
     fn load_cargo_toml(&mut self, change: &mut ra_hir::ChangeWithProcMacros) -> Result<()> {
-        let manifest = ProjectManifest::from_manifest_file(self.cargo_toml_filename())?;
-        let sysroot = if self.with_sysroot {
-            Some(RustLibSource::Discover)
+        // tensorbook patch 29: from the model saved in the session's template, when it was
+        // made for this Cargo.toml, without the cargo and rustc processes of a load.
+        let saved = if self.with_sysroot {
+            project_model_cache::load(&self.root_directory)
         } else {
             None
         };
-        let config = CargoConfig {
-            sysroot,
-            ..CargoConfig::default()
+        let workspace = match saved {
+            Some(workspace) => workspace,
+            None => {
+                let manifest = ProjectManifest::from_manifest_file(self.cargo_toml_filename())?;
+                ProjectWorkspace::load(manifest, &cargo_config(self.with_sysroot), &|_| {})?
+            }
         };
-        let workspace = ProjectWorkspace::load(manifest, &config, &|_| {})?;
         let hidden = self.hidden_packages(&workspace);
         let load = workspace
             .to_roots()
