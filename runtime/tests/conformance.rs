@@ -459,6 +459,62 @@ fn large_shapes_take_the_fast_paths() {
     conform("sum 128k", &[big], |t| t[0].sum(..));
 }
 
+/// A left operand whose contracted axis leads (`dot(x, [0], g, [0])`, a layer's weight
+/// gradient) is read transposed where it lies: host's AVX-512 tiles of 32 rows by 10 columns
+/// at their remainders (70 = 2·32 + 6 and 33 rows, 23, 13 and 1 columns), depths over several
+/// 128-deep blocks, the parallel split, the small products and f64 that copy the smaller side
+/// transposed instead, integers, and batch axes; every device against binary, and host against
+/// the product of an explicit transpose.
+#[test]
+fn products_with_the_left_operand_transposed() {
+    let shapes = [
+        (300, 70, 23),
+        (1000, 300, 1),
+        (1000, 33, 10),
+        (512, 40, 13),
+        (2000, 100, 50),
+        (257, 64, 1),
+        (130, 5, 31),
+        (3, 40, 40),
+    ];
+    for (k, m, n) in shapes {
+        for dtype in [DType::F32, DType::F64, DType::S32] {
+            let x = random(31, dtype, &[k, m]);
+            let g = random(32, dtype, &[k, n]);
+            let what = format!("dot([{k},{m}], [0], [{k},{n}], [0]) {dtype:?}");
+            conform(&what, &[x.clone(), g.clone()], |t| {
+                t[0].dot_axes(&[0], &t[1], &[0])
+            });
+            let direct = x.dot_axes(&[0], &g, &[0]).unwrap();
+            let explicit = x.transpose(..).unwrap().dot(&g).unwrap();
+            assert_eq!(direct.shape(), &[m, n]);
+            let gap = direct
+                .subtract(&explicit)
+                .unwrap()
+                .abs()
+                .unwrap()
+                .reduce_max(..)
+                .unwrap()
+                .as_type(DType::F64)
+                .unwrap()
+                .to_scalar::<f64>()
+                .unwrap();
+            let bound = if dtype == DType::F32 { 1e-3 } else { 1e-9 };
+            assert!(
+                gap <= bound,
+                "{what}: {gap} from the explicit transpose's product"
+            );
+        }
+    }
+    let x = random(33, DType::F32, &[3, 400, 45]);
+    let g = random(34, DType::F32, &[3, 400, 21]);
+    conform(
+        "dot_general batch [0], contract [1] with [1]",
+        &[x, g],
+        |t| t[0].dot_general(&[1], &[0], &t[1], &[1], &[0]),
+    );
+}
+
 /// Products with a narrow right operand take host's streaming kernel, which works on blocks of
 /// two rows and five columns with eight-lane vectors: every width it handles (1..=16, full
 /// blocks and each remainder), an odd row count (a last single row), a depth that is not a

@@ -53,9 +53,9 @@ fn step(kind: usize, x: &Tensor, y: &Tensor, w: &Tensor) -> Result<Tensor> {
             let best = x.argmax(1)?.as_type(DType::F64)?.reshape(&[4, 1])?;
             x.add(&best.multiply(0.1)?)
         }
+        // xᵀ·x as Nx writes it (the left operand read transposed in place).
         14 => x
-            .transpose(..)?
-            .dot(x)?
+            .dot_axes(&[0], x, &[0])?
             .slice(&[0, 0], &[3, 3], None)?
             .dot(&y.transpose(..)?)?
             .transpose(..)?

@@ -184,6 +184,17 @@ fn conv_typed<T: Element>(x: &[T], w: &[T], d: &ConvDims) -> Result<Buffer> {
 }
 
 fn matmul_typed<T: Element>(a: &[T], b: &[T], d: MatmulDims) -> Result<Buffer> {
+    products_typed(a, b, d, false)
+}
+
+/// Entry `[i, j]` of product `bi` is the pairwise sum over `p` of `a[i, p]·b[p, j]`, where the
+/// left matrix is stored `[m, k]`, or `[k, m]` when `lhs_transposed`.
+fn products_typed<T: Element>(
+    a: &[T],
+    b: &[T],
+    d: MatmulDims,
+    lhs_transposed: bool,
+) -> Result<Buffer> {
     let MatmulDims {
         lhs_batch_stride: sa,
         rhs_batch_stride: sb,
@@ -198,7 +209,14 @@ fn matmul_typed<T: Element>(a: &[T], b: &[T], d: MatmulDims) -> Result<Buffer> {
         let (bi, rest) = (idx / (m * n), idx % (m * n));
         let (i, j) = (rest / n, rest % n);
         products.clear();
-        products.extend((0..k).map(|p| a[bi * sa + i * k + p].mul(b[bi * sb + p * n + j])));
+        let lhs = |p: usize| {
+            if lhs_transposed {
+                a[bi * sa + p * m + i]
+            } else {
+                a[bi * sa + i * k + p]
+            }
+        };
+        products.extend((0..k).map(|p| lhs(p).mul(b[bi * sb + p * n + j])));
         pairwise(ReduceOp::Sum, &products)
     })?;
     Ok(T::into_buffer(out))
@@ -362,6 +380,12 @@ impl Kernels for BinaryBackend {
 
     fn matmul(&self, lhs: &Buffer, rhs: &Buffer, d: MatmulDims) -> Result<Buffer> {
         same_dtype!("dot", lhs, rhs, |a, b| matmul_typed(a, b, d))
+    }
+
+    /// The plain sums with the left matrices read transposed: the reference for every
+    /// backend's way of doing it.
+    fn transposed_matmul(&self, lhs: &Buffer, rhs: &Buffer, d: MatmulDims) -> Result<Buffer> {
+        same_dtype!("dot", lhs, rhs, |a, b| products_typed(a, b, d, true))
     }
 
     fn linalg(&self, op: &crate::ir::LinAlg, inputs: &[&Buffer]) -> Result<Buffer> {

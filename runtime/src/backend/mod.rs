@@ -263,6 +263,17 @@ pub trait Kernels {
         rhs: &Self::Buffer,
         dims: MatmulDims,
     ) -> Result<Self::Buffer>;
+    /// Batched `[k,m]ᵀ·[k,n]` products ([`Op::TransposedMatmul`]). A backend that does not
+    /// read the left matrices transposed itself copies the smaller side transposed and runs
+    /// its plain product ([`transposed_matmul_by_copy`]).
+    fn transposed_matmul(
+        &self,
+        lhs: &Self::Buffer,
+        rhs: &Self::Buffer,
+        dims: MatmulDims,
+    ) -> Result<Self::Buffer> {
+        transposed_matmul_by_copy(self, lhs, rhs, dims)
+    }
     /// The convolution of `input` by `kernel` (`ir::conv`), both of one float dtype.
     fn conv(
         &self,
@@ -367,6 +378,10 @@ pub fn route<K: Kernels + ?Sized>(kernels: &K, op: &Op, given: &[&K::Buffer]) ->
             let [x, y] = op_inputs(op, given)?;
             kernels.matmul(x, y, *dims)
         }
+        Op::TransposedMatmul(dims) => {
+            let [x, y] = op_inputs(op, given)?;
+            kernels.transposed_matmul(x, y, *dims)
+        }
         Op::Conv(dims) => {
             let [x, w] = op_inputs(op, given)?;
             kernels.conv(x, w, dims)
@@ -448,6 +463,59 @@ pub(crate) fn predicate(pred: &Buffer) -> Result<&[u8]> {
 }
 
 /// The inputs of an op, checked against its arity (a mismatch is a frontend bug, reported).
+/// `[k,m]ᵀ·[k,n]` through a transposing copy and the plain product: of the left matrices, or,
+/// for one product whose left matrix is larger than the right one and the result together (a
+/// weight gradient `xᵀ·g` of a large batch `x`), of those two instead, as `(gᵀ·x)ᵀ`.
+pub(crate) fn transposed_matmul_by_copy<K: Kernels + ?Sized>(
+    kernels: &K,
+    lhs: &K::Buffer,
+    rhs: &K::Buffer,
+    d: MatmulDims,
+) -> Result<K::Buffer> {
+    let MatmulDims {
+        lhs_batch_stride,
+        batch,
+        m,
+        k,
+        n,
+        ..
+    } = d;
+    let view = |strides: Vec<usize>| Strided { offset: 0, strides };
+    let lhs_elements = k.saturating_mul(m);
+    let others = k.saturating_mul(n).saturating_add(m.saturating_mul(n));
+    if batch == 1 && lhs_elements > others {
+        let rhs_t = kernels.copy_strided(rhs, &view(vec![1, n]), &[n, k])?;
+        let product = kernels.matmul(
+            &rhs_t,
+            lhs,
+            MatmulDims {
+                lhs_batch_stride: 0,
+                rhs_batch_stride: 0,
+                batch: 1,
+                m: n,
+                k,
+                n: m,
+            },
+        )?;
+        return kernels.copy_strided(&product, &view(vec![1, m]), &[m, n]);
+    }
+    let (lhs_t, stride) = if lhs_batch_stride == 0 {
+        (kernels.copy_strided(lhs, &view(vec![1, m]), &[m, k])?, 0)
+    } else {
+        let shape = [batch, m, k];
+        let copy = kernels.copy_strided(lhs, &view(vec![lhs_batch_stride, 1, m]), &shape)?;
+        (copy, lhs_elements)
+    };
+    kernels.matmul(
+        &lhs_t,
+        rhs,
+        MatmulDims {
+            lhs_batch_stride: stride,
+            ..d
+        },
+    )
+}
+
 fn op_inputs<'a, T: ?Sized, const N: usize>(op: &Op, given: &[&'a T]) -> Result<[&'a T; N]> {
     <[&T; N]>::try_from(given).map_err(|_| internal_arity(op, given.len()))
 }

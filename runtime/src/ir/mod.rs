@@ -73,6 +73,10 @@ pub enum Op {
     },
     /// `batch` products `[m,k]·[k,n]`. Inputs: lhs, rhs.
     Matmul(MatmulDims),
+    /// `batch` products `[k,m]ᵀ·[k,n]`: the left matrices are read transposed where they lie
+    /// (a layer's weight gradient `xᵀ·g` reads the batch `x` in its own order instead of
+    /// copying it or its gradient transposed first). Inputs: lhs (`[batch?, k, m]`), rhs.
+    TransposedMatmul(MatmulDims),
     /// A general convolution ([`conv`]: layouts, padding, dilations, groups), float only.
     /// Inputs: input, kernel.
     Conv(Box<ConvDims>),
@@ -176,7 +180,7 @@ impl Op {
             Op::ArgReduce {
                 op: ArgOp::ArgMin, ..
             } => "argmin",
-            Op::Matmul(_) => "dot",
+            Op::Matmul(_) | Op::TransposedMatmul(_) => "dot",
             Op::Conv(_) => "conv",
             Op::CopyStrided { .. } => "copy",
             Op::Take { .. } => "take",
@@ -199,6 +203,7 @@ impl Op {
         match self {
             Op::Binary { .. }
             | Op::Matmul(_)
+            | Op::TransposedMatmul(_)
             | Op::Conv(_)
             | Op::PutSlice { .. }
             | Op::Gather { .. } => 2,
@@ -242,7 +247,7 @@ impl Op {
             Op::Gather { count } => *count,
             Op::Reduce { shape, axes, .. } => without(shape, axes),
             Op::ArgReduce { shape, axis, .. } => without(shape, &[*axis]),
-            Op::Matmul(d) => numel(&[d.batch, d.m, d.n]),
+            Op::Matmul(d) | Op::TransposedMatmul(d) => numel(&[d.batch, d.m, d.n]),
             Op::Conv(d) => numel(&d.out_shape()),
             Op::Take {
                 shape,

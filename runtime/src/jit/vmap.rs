@@ -392,7 +392,8 @@ fn batch_op(op: &Op, node: &Node, nodes: &[Node], inputs: &[Val], size: usize) -
                 &refs,
             )
         }
-        Op::Matmul(dims) => batch_matmul(dims, inputs, size, &run),
+        Op::Matmul(dims) => batch_matmul(dims, false, inputs, size, &run),
+        Op::TransposedMatmul(dims) => batch_matmul(dims, true, inputs, size, &run),
         Op::Conv(dims) => batch_conv(dims, node, inputs, size),
         Op::Gather { count } => {
             let data = &inputs[0];
@@ -456,15 +457,25 @@ fn offset_positions(positions: &Val, len: usize, size: usize) -> Result<Tensor> 
     inside.select(&p.add(&base)?, -1)
 }
 
+/// `Op::Matmul` or, `transposed`, `Op::TransposedMatmul` (left matrices `[k,m]`) over the
+/// examples.
 fn batch_matmul(
     dims: &MatmulDims,
+    transposed: bool,
     inputs: &[Val],
     size: usize,
     run: &dyn Fn(Op, &[&Tensor]) -> Result<Val>,
 ) -> Result<Val> {
     let (lhs, rhs) = (&inputs[0], &inputs[1]);
+    let product = |d: MatmulDims| {
+        if transposed {
+            Op::TransposedMatmul(d)
+        } else {
+            Op::Matmul(d)
+        }
+    };
     // The common case, x · W with x batched: the batch's rows are one taller product.
-    if let (Val::Batched(l), Val::Shared(r), 1) = (lhs, rhs, dims.batch) {
+    if let (Val::Batched(l), Val::Shared(r), 1, false) = (lhs, rhs, dims.batch, transposed) {
         return run(
             Op::Matmul(MatmulDims {
                 m: dims.m.saturating_mul(size),
@@ -502,10 +513,15 @@ fn batch_matmul(
             shape,
         )
     };
-    let l = spread(lhs, dims.lhs_batch_stride, dims.m, dims.k)?;
+    let (lhs_rows, lhs_cols) = if transposed {
+        (dims.k, dims.m)
+    } else {
+        (dims.m, dims.k)
+    };
+    let l = spread(lhs, dims.lhs_batch_stride, lhs_rows, lhs_cols)?;
     let r = spread(rhs, dims.rhs_batch_stride, dims.k, dims.n)?;
     run(
-        Op::Matmul(MatmulDims {
+        product(MatmulDims {
             lhs_batch_stride: dims.m.saturating_mul(dims.k),
             rhs_batch_stride: dims.k.saturating_mul(dims.n),
             batch: dims.batch.saturating_mul(size),

@@ -1,7 +1,8 @@
 //! Products: Nx's `dot` in its three forms (`dot`, `dot_axes`, `dot_general`: contraction
 //! and batch axes), `outer`, and NumPy's `matmul` (batch dimensions that broadcast). Every
-//! form lowers to the one batched matrix-product kernel (`Op::Matmul`) after a transpose and a
-//! reshape, so the backends and the gradient see a single op.
+//! form lowers to the batched matrix-product kernel (`Op::Matmul`) after a transpose and a
+//! reshape, or, where the left operand's contracted axes lead (`xᵀ·g`), to the product that
+//! reads it transposed in place (`Op::TransposedMatmul`).
 
 use crate::error::{Error, Result};
 use crate::ir::{MatmulDims, Op};
@@ -63,8 +64,16 @@ impl Tensor {
         let free_r = dims(rhs, &plan.rhs_free);
         let lhs_order = [&plan.lhs_batch[..], &plan.lhs_free, &plan.lhs_contract].concat();
         let rhs_order = [&plan.rhs_batch[..], &plan.rhs_contract, &plan.rhs_free].concat();
-        let left = arranged(self, &lhs_order, &[batch, free_l, contracted])?;
         let right = arranged(rhs, &rhs_order, &[batch, contracted, free_r])?;
+        // A left operand whose contracted axes come before its free ones (a weight gradient,
+        // `dot(x, [0], g, [0])`) is read transposed where it lies rather than copied.
+        let lhs_order_t = [&plan.lhs_batch[..], &plan.lhs_contract, &plan.lhs_free].concat();
+        let product = if !in_order(&lhs_order) && in_order(&lhs_order_t) {
+            self.reshape(&[batch, contracted, free_l])?
+                .transposed_matmul(&right)?
+        } else {
+            arranged(self, &lhs_order, &[batch, free_l, contracted])?.matmul(&right)?
+        };
         let mut shape: Vec<usize> = plan.lhs_batch.iter().map(|&a| self.shape()[a]).collect();
         shape.extend(plan.lhs_free.iter().map(|&a| self.shape()[a]));
         shape.extend(plan.rhs_free.iter().map(|&a| rhs.shape()[a]));
@@ -82,7 +91,41 @@ impl Tensor {
             &rhs_gone,
         ));
         names::check_unique("dot", &names)?;
-        Ok(left.matmul(&right)?.reshape(&shape)?.named(names))
+        Ok(product.reshape(&shape)?.named(names))
+    }
+
+    /// `selfᵀ·rhs` per batch entry for `self` of `[batch, k, m]` and `rhs` of `[batch, k, n]`:
+    /// `[batch, m, n]`, with `self` read transposed where it lies (`Op::TransposedMatmul`).
+    /// Both operands already arranged by the caller (`dot_general`, the gradient of `dot`).
+    pub(crate) fn transposed_matmul(&self, rhs: &Tensor) -> Result<Tensor> {
+        let (&[batch, k, m], &[batch_r, k_r, n]) = (self.shape(), rhs.shape()) else {
+            return Err(Error::InvalidArgument {
+                op: "dot",
+                message: format!(
+                    "internal: a transposed product of {} and {}",
+                    fmt_shape(self.shape()),
+                    fmt_shape(rhs.shape())
+                ),
+            });
+        };
+        if batch != batch_r || k != k_r {
+            return Err(contraction_mismatch(self, 1, rhs, 1));
+        }
+        let device = resolve_device("dot", None, &[self, rhs])?;
+        let dtype = self.dtype().promote(rhs.dtype());
+        let shape = vec![batch, m, n];
+        check_shape("dot", &shape, dtype)?;
+        let a = self.prepared(dtype, device)?;
+        let b = rhs.prepared(dtype, device)?;
+        let kernel = Op::TransposedMatmul(MatmulDims {
+            lhs_batch_stride: k.saturating_mul(m),
+            rhs_batch_stride: k.saturating_mul(n),
+            batch,
+            m,
+            k,
+            n,
+        });
+        run(device, kernel, &[&a, &b], shape)
     }
 
     /// Nx's `outer`: every element of `self` (flattened) times every element of `rhs`, as a
@@ -320,9 +363,14 @@ fn contraction_mismatch(lhs: &Tensor, a: usize, rhs: &Tensor, b: usize) -> Error
     }
 }
 
+/// Whether `order` leaves every axis where it is.
+fn in_order(order: &[usize]) -> bool {
+    order.iter().enumerate().all(|(i, &a)| i == a)
+}
+
 /// `t` with its axes in `order` (no copy when they already are), viewed as `shape`.
 fn arranged(t: &Tensor, order: &[usize], shape: &[usize]) -> Result<Tensor> {
-    let moved = if order.iter().enumerate().all(|(i, &a)| i == a) {
+    let moved = if in_order(order) {
         t.clone()
     } else {
         t.transpose(order)?

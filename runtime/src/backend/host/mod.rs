@@ -39,6 +39,8 @@ mod packed_gemm;
 mod skinny;
 mod stream;
 mod transpose;
+#[cfg(target_arch = "x86_64")]
+mod transposed_gemm;
 mod vmath;
 
 /// The optimised CPU backend (`host`).
@@ -216,6 +218,18 @@ impl Kernels for HostBackend {
                 a, b, d
             )?)),
         })
+    }
+
+    /// Large f32 products read the left matrices where they lie (`transposed_gemm`, AVX-512);
+    /// the rest copy the smaller side transposed for the plain product.
+    fn transposed_matmul(&self, lhs: &Buffer, rhs: &Buffer, d: MatmulDims) -> Result<Buffer> {
+        #[cfg(target_arch = "x86_64")]
+        if let (Buffer::F32(a), Buffer::F32(b)) = (lhs, rhs) {
+            if let Some(out) = transposed_gemm::products(a, b, d) {
+                return Ok(Buffer::F32(out?));
+            }
+        }
+        crate::backend::transposed_matmul_by_copy(self, lhs, rhs, d)
     }
 
     fn linalg(&self, op: &crate::ir::LinAlg, inputs: &[&Buffer]) -> Result<Buffer> {

@@ -53,6 +53,7 @@ pub(crate) fn vjp(op: &Op, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<Ten
         }
         Op::Reduce { op, shape, axes } => Ok(vec![Some(reduce(*op, shape, axes, site, g)?)]),
         Op::Matmul(dims) => matmul(dims, site, g),
+        Op::TransposedMatmul(dims) => transposed_matmul(dims, site, g),
         Op::Conv(dims) => conv::conv(dims, site, g),
         Op::CopyStrided { view, out_shape } => {
             let len = site.input(0)?.size();
@@ -510,9 +511,7 @@ fn matmul(dims: &MatmulDims, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<T
             Ok(d)
         }
     };
-    // A transpose is a copy, so each product transposes whichever side is smaller:
-    // g·Bᵀ = (B·gᵀ)ᵀ and Aᵀ·g = (gᵀ·A)ᵀ. For a layer's weights (A the batch of inputs, far
-    // larger than g) that avoids copying the whole batch.
+    // A transpose is a copy, so g·Bᵀ transposes whichever side is smaller (g·Bᵀ = (B·gᵀ)ᵀ).
     let two_d = batch == 1;
     let da = if site.wants(0) {
         let product = if two_d && k.saturating_mul(n) > m.saturating_mul(n + k) {
@@ -525,12 +524,72 @@ fn matmul(dims: &MatmulDims, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<T
         None
     };
     let db = if site.wants(1) {
-        let product = if two_d && m.saturating_mul(k) > n.saturating_mul(m + k) {
-            last_two(&last_two(&g)?.matmul(&a)?)?
+        // Aᵀ·g reads A transposed where it lies (a layer's inputs, the batch): a backend
+        // without such a product copies the smaller side instead, as `(gᵀ·A)ᵀ` where A is
+        // the larger.
+        let product = if two_d {
+            a.reshape(&[1, m, k])?
+                .transposed_matmul(&g.reshape(&[1, m, n])?)?
+                .reshape(&[k, n])?
         } else {
             last_two(&a)?.matmul(&g)?
         };
         Some(fold(product, rhs_batch_stride == 0)?)
+    } else {
+        None
+    };
+    Ok(vec![da, db])
+}
+
+/// `c = aᵀ·b` with `a` stored `[k,m]`: `da = b·gᵀ` (as `a` is stored) and `db = a·g`, neither
+/// reading `a` transposed.
+fn transposed_matmul(
+    dims: &MatmulDims,
+    site: &Site<'_>,
+    g: &Tensor,
+) -> Result<Vec<Option<Tensor>>> {
+    let MatmulDims {
+        lhs_batch_stride,
+        rhs_batch_stride,
+        batch,
+        m,
+        k,
+        n,
+    } = *dims;
+    let matrix = |t: &Tensor, stride: usize, rows: usize, cols: usize| -> Result<Tensor> {
+        if stride == 0 || batch == 1 {
+            t.reshape(&[rows, cols])
+        } else {
+            t.reshape(&[batch, rows, cols])
+        }
+    };
+    let g = if batch == 1 {
+        g.reshape(&[m, n])?
+    } else {
+        g.reshape(&[batch, m, n])?
+    };
+    let fold = |d: Tensor, served: bool| -> Result<Tensor> {
+        if served && d.rank() == 3 {
+            d.sum([0])
+        } else {
+            Ok(d)
+        }
+    };
+    let da = if site.wants(0) {
+        let b = matrix(site.input(1)?, rhs_batch_stride, k, n)?;
+        let r = g.rank();
+        let mut perm: Vec<usize> = (0..r).collect();
+        perm.swap(r - 2, r - 1);
+        Some(fold(
+            b.matmul(&g.transpose(&perm)?)?,
+            lhs_batch_stride == 0,
+        )?)
+    } else {
+        None
+    };
+    let db = if site.wants(1) {
+        let a = matrix(site.input(0)?, lhs_batch_stride, k, m)?;
+        Some(fold(a.matmul(&g)?, rhs_batch_stride == 0)?)
     } else {
         None
     };
