@@ -476,6 +476,8 @@ fn products_with_the_left_operand_transposed() {
         (257, 64, 1),
         (130, 5, 31),
         (3, 40, 40),
+        // More tiles per thread than one group of sums holds (256 at 128 columns).
+        (2, 20000, 128),
     ];
     for (k, m, n) in shapes {
         for dtype in [DType::F32, DType::F64, DType::S32] {

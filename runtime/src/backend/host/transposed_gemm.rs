@@ -36,6 +36,8 @@ const FROM: usize = 1 << 18;
 /// 100 / 90 at 1000; `[2000,2000]ᵀ·[2000,100]` 4.9 / 5.7; `[10000,50]ᵀ·[10000,10]` 0.16 /
 /// 0.37; `[10000,16]ᵀ·[10000,500]` 4.2 / 2.3.
 const MOST_COLUMNS: usize = 128;
+/// The most floats of sums one task keeps (4 MB; notebook 05's weight gradient needs 83 KB).
+const SUMS_FLOATS: usize = 1 << 20;
 /// Products of fewer multiply-adds run on the calling thread only.
 const PARALLEL_FROM: usize = 1 << 21;
 
@@ -110,8 +112,32 @@ unsafe fn tiles_of(
     n: usize,
     tiles: std::ops::Range<usize>,
 ) {
-    // [tile][column][32 rows]; at most (m / 32 + 1) * n * 32 floats (a few MB).
-    let mut sums = vec![0f32; tiles.len() * n * MR];
+    // [tile][column][32 rows], for a group of tiles at a time: a group reads only its own
+    // columns of `a`, so groups read nothing twice, and the scratch stays bounded whatever `m`.
+    let group = (SUMS_FLOATS / (n * MR)).max(1);
+    let mut sums = vec![0f32; group.min(tiles.len()) * n * MR];
+    let mut start = tiles.start;
+    while start < tiles.end {
+        let end = tiles.end.min(start + group);
+        sums.fill(0.0);
+        tile_group(a, b, c, m, k, n, start..end, &mut sums);
+        start = end;
+    }
+}
+
+/// [`tiles_of`] for the tiles `tiles`, whose sums `sums` holds (zeroed).
+#[target_feature(enable = "avx512f")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn tile_group(
+    a: &[f32],
+    b: &[f32],
+    c: *mut f32,
+    m: usize,
+    k: usize,
+    n: usize,
+    tiles: std::ops::Range<usize>,
+    sums: &mut [f32],
+) {
     let mut p = 0;
     while p < k {
         let depth = KC.min(k - p);
