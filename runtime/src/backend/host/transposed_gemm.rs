@@ -82,9 +82,10 @@ pub(super) fn products(a: &[f32], b: &[f32], d: MatmulDims) -> Option<Result<Hos
         let c = SendPtr(c.offset(bi * m * n));
         let run = |t: usize| {
             let (first, last) = (t * tiles / threads, (t + 1) * tiles / threads);
+            let product = Operands { a, b, c, m, k, n };
             // SAFETY: AVX-512 is present; the tiles `first..last` of this product are this
             // task's alone, and every read lies inside `a` and `b` (checked above).
-            unsafe { tiles_of(a, b, c.offset(0), m, k, n, first..last) };
+            unsafe { tiles_of(product, first..last) };
         };
         if threads == 1 {
             run(0);
@@ -97,21 +98,25 @@ pub(super) fn products(a: &[f32], b: &[f32], d: MatmulDims) -> Option<Result<Hos
     Some(Ok(out))
 }
 
+/// One product of [`products`]: `c = aᵀ·b`, `a` of `[k,m]`, `b` of `[k,n]`, `c` of `[m,n]`.
+#[derive(Clone, Copy)]
+struct Operands<'a> {
+    a: &'a [f32],
+    b: &'a [f32],
+    c: SendPtr<f32>,
+    m: usize,
+    k: usize,
+    n: usize,
+}
+
 /// The rows `32·tiles.start .. 32·tiles.end` (at most `m`) of `c = aᵀ·b`, depth block by depth
 /// block. The sums stay in a column-major block of this task's own (a tile's columns lie as the
 /// tile's registers hold them, so a depth block adds to them with whole-vector loads and
 /// stores: written into `c` after each block, the scattered single-float updates of a
 /// row-major `c` took most of the time), copied into `c` once at the end.
 #[target_feature(enable = "avx512f")]
-unsafe fn tiles_of(
-    a: &[f32],
-    b: &[f32],
-    c: *mut f32,
-    m: usize,
-    k: usize,
-    n: usize,
-    tiles: std::ops::Range<usize>,
-) {
+unsafe fn tiles_of(product: Operands<'_>, tiles: std::ops::Range<usize>) {
+    let n = product.n;
     // [tile][column][32 rows], for a group of tiles at a time: a group reads only its own
     // columns of `a`, so groups read nothing twice, and the scratch stays bounded whatever `m`.
     let group = (SUMS_FLOATS / (n * MR)).max(1);
@@ -120,24 +125,16 @@ unsafe fn tiles_of(
     while start < tiles.end {
         let end = tiles.end.min(start + group);
         sums.fill(0.0);
-        tile_group(a, b, c, m, k, n, start..end, &mut sums);
+        tile_group(product, start..end, &mut sums);
         start = end;
     }
 }
 
 /// [`tiles_of`] for the tiles `tiles`, whose sums `sums` holds (zeroed).
 #[target_feature(enable = "avx512f")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn tile_group(
-    a: &[f32],
-    b: &[f32],
-    c: *mut f32,
-    m: usize,
-    k: usize,
-    n: usize,
-    tiles: std::ops::Range<usize>,
-    sums: &mut [f32],
-) {
+unsafe fn tile_group(product: Operands<'_>, tiles: std::ops::Range<usize>, sums: &mut [f32]) {
+    let Operands { a, b, c, m, k, n } = product;
+    let c = c.offset(0);
     let mut p = 0;
     while p < k {
         let depth = KC.min(k - p);
