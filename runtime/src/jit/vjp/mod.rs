@@ -483,34 +483,9 @@ fn matmul(dims: &MatmulDims, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<T
         k,
         n,
     } = *dims;
-    let matrix = |t: &Tensor, stride: usize, rows: usize, cols: usize| -> Result<Tensor> {
-        if stride == 0 || batch == 1 {
-            t.reshape(&[rows, cols])
-        } else {
-            t.reshape(&[batch, rows, cols])
-        }
-    };
-    let last_two = |t: &Tensor| -> Result<Tensor> {
-        let r = t.rank();
-        let mut perm: Vec<usize> = (0..r).collect();
-        perm.swap(r - 2, r - 1);
-        t.transpose(&perm)
-    };
-    let a = matrix(site.input(0)?, lhs_batch_stride, m, k)?;
-    let b = matrix(site.input(1)?, rhs_batch_stride, k, n)?;
-    let g = if batch == 1 {
-        g.reshape(&[m, n])?
-    } else {
-        g.reshape(&[batch, m, n])?
-    };
-    // A result summed over the batch where one matrix served every entry of it.
-    let fold = |d: Tensor, served: bool| -> Result<Tensor> {
-        if served && d.rank() == 3 {
-            d.sum([0])
-        } else {
-            Ok(d)
-        }
-    };
+    let a = matrices(site.input(0)?, batch, lhs_batch_stride, m, k)?;
+    let b = matrices(site.input(1)?, batch, rhs_batch_stride, k, n)?;
+    let g = matrices(g, batch, 1, m, n)?;
     // A transpose is a copy, so g·Bᵀ transposes whichever side is smaller (g·Bᵀ = (B·gᵀ)ᵀ).
     let two_d = batch == 1;
     let da = if site.wants(0) {
@@ -519,7 +494,7 @@ fn matmul(dims: &MatmulDims, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<T
         } else {
             g.matmul(&last_two(&b)?)?
         };
-        Some(fold(product, lhs_batch_stride == 0)?)
+        Some(summed_if_served(product, lhs_batch_stride == 0)?)
     } else {
         None
     };
@@ -534,7 +509,7 @@ fn matmul(dims: &MatmulDims, site: &Site<'_>, g: &Tensor) -> Result<Vec<Option<T
         } else {
             last_two(&a)?.matmul(&g)?
         };
-        Some(fold(product, rhs_batch_stride == 0)?)
+        Some(summed_if_served(product, rhs_batch_stride == 0)?)
     } else {
         None
     };
@@ -556,44 +531,50 @@ fn transposed_matmul(
         k,
         n,
     } = *dims;
-    let matrix = |t: &Tensor, stride: usize, rows: usize, cols: usize| -> Result<Tensor> {
-        if stride == 0 || batch == 1 {
-            t.reshape(&[rows, cols])
-        } else {
-            t.reshape(&[batch, rows, cols])
-        }
-    };
-    let g = if batch == 1 {
-        g.reshape(&[m, n])?
-    } else {
-        g.reshape(&[batch, m, n])?
-    };
-    let fold = |d: Tensor, served: bool| -> Result<Tensor> {
-        if served && d.rank() == 3 {
-            d.sum([0])
-        } else {
-            Ok(d)
-        }
-    };
+    let g = matrices(g, batch, 1, m, n)?;
     let da = if site.wants(0) {
-        let b = matrix(site.input(1)?, rhs_batch_stride, k, n)?;
-        let r = g.rank();
-        let mut perm: Vec<usize> = (0..r).collect();
-        perm.swap(r - 2, r - 1);
-        Some(fold(
-            b.matmul(&g.transpose(&perm)?)?,
+        let b = matrices(site.input(1)?, batch, rhs_batch_stride, k, n)?;
+        Some(summed_if_served(
+            b.matmul(&last_two(&g)?)?,
             lhs_batch_stride == 0,
         )?)
     } else {
         None
     };
     let db = if site.wants(1) {
-        let a = matrix(site.input(0)?, lhs_batch_stride, k, m)?;
-        Some(fold(a.matmul(&g)?, rhs_batch_stride == 0)?)
+        let a = matrices(site.input(0)?, batch, lhs_batch_stride, k, m)?;
+        Some(summed_if_served(a.matmul(&g)?, rhs_batch_stride == 0)?)
     } else {
         None
     };
     Ok(vec![da, db])
+}
+
+/// An operand of `batch` products as its matrices: `[rows, cols]` where there is one product
+/// or one matrix served every product (`stride` 0), `[batch, rows, cols]` otherwise.
+fn matrices(t: &Tensor, batch: usize, stride: usize, rows: usize, cols: usize) -> Result<Tensor> {
+    if stride == 0 || batch == 1 {
+        t.reshape(&[rows, cols])
+    } else {
+        t.reshape(&[batch, rows, cols])
+    }
+}
+
+/// A product's gradient summed over the batch where one matrix served every entry of it.
+fn summed_if_served(d: Tensor, served: bool) -> Result<Tensor> {
+    if served && d.rank() == 3 {
+        d.sum([0])
+    } else {
+        Ok(d)
+    }
+}
+
+/// `t` with its last two axes swapped.
+fn last_two(t: &Tensor) -> Result<Tensor> {
+    let r = t.rank();
+    let mut perm: Vec<usize> = (0..r).collect();
+    perm.swap(r - 2, r - 1);
+    t.transpose(&perm)
 }
 
 /// The gradient through a strided view (transpose, broadcast, slice) of an input of `len`
