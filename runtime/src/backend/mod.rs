@@ -462,7 +462,6 @@ pub(crate) fn predicate(pred: &Buffer) -> Result<&[u8]> {
     }
 }
 
-/// The inputs of an op, checked against its arity (a mismatch is a frontend bug, reported).
 /// `[k,m]ᵀ·[k,n]` through a transposing copy and the plain product: of the left matrices, or,
 /// for one product whose left matrix is larger than the right one and the result together (a
 /// weight gradient `xᵀ·g` of a large batch `x`), of those two instead, as `(gᵀ·x)ᵀ`.
@@ -516,6 +515,7 @@ pub(crate) fn transposed_matmul_by_copy<K: Kernels + ?Sized>(
     )
 }
 
+/// The inputs of an op, checked against its arity (a mismatch is a frontend bug, reported).
 fn op_inputs<'a, T: ?Sized, const N: usize>(op: &Op, given: &[&'a T]) -> Result<[&'a T; N]> {
     <[&T; N]>::try_from(given).map_err(|_| internal_arity(op, given.len()))
 }

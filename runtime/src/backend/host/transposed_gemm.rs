@@ -93,7 +93,8 @@ pub(super) fn products(a: &[f32], b: &[f32], d: MatmulDims) -> Option<Result<Hos
             for_each_task(threads, &run);
         }
     }
-    // SAFETY: every product wrote each of its m*n entries in its first depth block.
+    // SAFETY: every product wrote each of its m*n entries (each task its tiles' rows, at the
+    // end of each group of tiles).
     unsafe { out.set_len(len) };
     Some(Ok(out))
 }
